@@ -1,0 +1,18 @@
+package root
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/cmd/opm/internal/version"
+)
+
+type command struct {
+	alpha bool // registered under `opm alpha`
+	build func(*cmdutil.IOStreams, *cmdutil.GlobalOptions) *cobra.Command
+}
+
+// commands lists every subcommand; add one line per command.
+var commands = []command{
+	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return version.NewCmd(ios) }},
+}

@@ -1,0 +1,22 @@
+module github.com/opmkit/opm
+
+go 1.26.8
+
+require (
+	cuelang.org/go v0.17.1 // indirect
+	github.com/Masterminds/semver/v3 v3.5.0 // indirect
+	github.com/blang/semver/v4 v4.0.0 // indirect
+	github.com/distribution/reference v0.6.0 // indirect
+	github.com/google/go-containerregistry v0.22.1 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
+	go.yaml.in/yaml/v2 v2.4.2 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
+	golang.org/x/tools v0.49.0 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
+)

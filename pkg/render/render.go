@@ -1,0 +1,147 @@
+// Package render turns references (FBC directories, bundle directories,
+// catalog and bundle images) into FBC blobs, as `opm render` does.
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"text/template"
+
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/property"
+)
+
+// RefType is a kind of reference; masks restrict what a caller accepts.
+type RefType uint
+
+const (
+	RefDCImage RefType = 1 << iota
+	RefDCDir
+	RefBundleImage
+	RefBundleDir
+
+	// RefAll accepts every kind (the zero mask means the same).
+	RefAll = RefDCImage | RefDCDir | RefBundleImage | RefBundleDir
+)
+
+// ErrNotAllowed is wrapped by errors for references a mask rejects.
+var ErrNotAllowed = errors.New("not allowed")
+
+// Options configure a render.
+type Options struct {
+	// Refs are rendered in order and their blobs concatenated.
+	Refs []string
+	// AllowedRefMask restricts accepted reference kinds (0 = all).
+	AllowedRefMask RefType
+	// ImageRefTemplate, when set, computes the image of bundle directories
+	// from {{.Package}}, {{.Name}} and {{.Version}}.
+	ImageRefTemplate *template.Template
+	// MigrationLevel names the last migration to apply ("" = none).
+	MigrationLevel string
+	// WithChannels derives olm.package and olm.channel blobs for rendered
+	// bundles (beyond upstream).
+	WithChannels bool
+	// Registry configures image pulls.
+	Registry RegistryOptions
+}
+
+// RegistryOptions configure registry access for image references.
+type RegistryOptions struct {
+	SkipTLSVerify bool
+	UseHTTP       bool
+	CAFile        string
+	CacheDir      string
+	Platform      string
+}
+
+// Render renders every reference and returns their concatenated blobs.
+func Render(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, error) {
+	if opts.AllowedRefMask == 0 {
+		opts.AllowedRefMask = RefAll
+	}
+	if err := checkMigrationLevel(opts.MigrationLevel); err != nil {
+		return nil, err
+	}
+	var out declcfg.DeclarativeConfig
+	for _, ref := range opts.Refs {
+		cfg, err := renderReference(ctx, ref, opts)
+		if err != nil {
+			return nil, fmt.Errorf("render reference %q: %w", ref, err)
+		}
+		moveBundleObjectsToEnd(cfg)
+		sortRelatedImages(cfg)
+		if err := migrate(cfg, opts.MigrationLevel); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		out.Merge(cfg)
+	}
+	if opts.WithChannels {
+		if err := deriveChannels(&out); err != nil {
+			return nil, err
+		}
+	}
+	return &out, nil
+}
+
+func renderReference(ctx context.Context, ref string, opts Options) (*declcfg.DeclarativeConfig, error) {
+	st, err := os.Stat(ref)
+	if err != nil {
+		return renderImage(ctx, ref, opts)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
+	}
+	if isBundleDir(ref) {
+		if opts.AllowedRefMask&RefBundleDir == 0 {
+			return nil, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
+		}
+		return renderBundleDir(ctx, ref, opts)
+	}
+	if opts.AllowedRefMask&RefDCDir == 0 {
+		return nil, fmt.Errorf("cannot render declarative config directory: %w", ErrNotAllowed)
+	}
+	return declcfg.LoadDir(ctx, ref)
+}
+
+// isBundleDir reports whether dir has both manifests/ and metadata/
+// subdirectories.
+func isBundleDir(dir string) bool {
+	for _, sub := range []string{"manifests", "metadata"} {
+		st, err := os.Stat(dir + string(os.PathSeparator) + sub)
+		if err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// moveBundleObjectsToEnd moves olm.bundle.object and olm.csv.metadata
+// properties to the end of each bundle's list, keeping relative order.
+func moveBundleObjectsToEnd(cfg *declcfg.DeclarativeConfig) {
+	for i := range cfg.Bundles {
+		props := cfg.Bundles[i].Properties
+		var head, tail []property.Property
+		for _, p := range props {
+			if p.Type == property.TypeBundleObject || p.Type == property.TypeCSVMetadata {
+				tail = append(tail, p)
+			} else {
+				head = append(head, p)
+			}
+		}
+		if len(tail) == 0 {
+			continue
+		}
+		cfg.Bundles[i].Properties = append(head, tail...)
+	}
+}
+
+// sortRelatedImages sorts each bundle's relatedImages by image.
+func sortRelatedImages(cfg *declcfg.DeclarativeConfig) {
+	for i := range cfg.Bundles {
+		ri := cfg.Bundles[i].RelatedImages
+		sort.SliceStable(ri, func(a, b int) bool { return ri[a].Image < ri[b].Image })
+	}
+}
