@@ -68,7 +68,12 @@ func decodeJSONStream(data []byte, file string, lines *lineIndex, fn docFunc) (i
 		n, end, err := decodeJSONValue(data, off)
 		if err != nil {
 			if count > 1 {
-				line, col := lines.pos(off)
+				errOff := off
+				var se *json.SyntaxError
+				if errors.As(err, &se) && se.Offset > 0 {
+					errOff = off + int(se.Offset) - 1
+				}
+				line, col := lines.pos(errOff)
 				return -1, &LoadError{Pos: Position{File: file, Line: line, Col: col}, Err: err}
 			}
 			return consumed, nil
