@@ -4,6 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
+	"github.com/opmkit/opm/cmd/opm/internal/render"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
 )
 
@@ -14,5 +16,7 @@ type command struct {
 
 // commands lists every subcommand; add one line per command.
 var commands = []command{
+	{build: render.NewCmd},
+	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return initcmd.NewCmd(ios) }},
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return version.NewCmd(ios) }},
 }
