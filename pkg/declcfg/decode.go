@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"sync"
 	"unicode"
 
 	"sigs.k8s.io/yaml"
@@ -93,12 +94,21 @@ func decodeJSONStream(data []byte, file string, lines *lineIndex, fn docFunc) (i
 func decodeJSONValue(data []byte, off int) (normalized, int, error) {
 	p := fastParser{src: data, i: off}
 	if data[off] == '{' {
-		out := make([]byte, 0, 256)
-		out, top, err := p.object(out, true)
+		buf := scratchPool.Get().(*[]byte)
+		out, top, err := p.object((*buf)[:0], true)
+		if cap(out) <= maxPooledScratch {
+			*buf = out[:0] // keep the grown buffer for the next blob
+		}
+		var n normalized
+		ok := false
 		if err == nil {
-			if n, ok := metaFromMembers(out, top); ok {
-				return n, p.i, nil
-			}
+			// Built in a reused buffer, the blob is copied out once, at its
+			// final size.
+			n, ok = metaFromMembers(bytes.Clone(out), top)
+		}
+		scratchPool.Put(buf)
+		if ok {
+			return n, p.i, nil
 		}
 	}
 	// Slow path: encoding/json delimits the value (and words syntax
@@ -115,6 +125,11 @@ func decodeJSONValue(data []byte, off int) (normalized, int, error) {
 	n, err := normalizeSlow(raw)
 	return n, end, err
 }
+
+// maxPooledScratch bounds the buffers kept for reuse.
+const maxPooledScratch = 8 << 20
+
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // decodeYAMLStream decodes data[from:] as YAML documents.
 func decodeYAMLStream(data []byte, from int, file string, lines *lineIndex, fn docFunc) error {

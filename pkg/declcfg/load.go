@@ -233,8 +233,11 @@ func (c *DeclarativeConfig) addBlob(n normalized, pos Position) error {
 		c.Channels = append(c.Channels, ch)
 	case SchemaBundle:
 		var b Bundle
-		if err := json.Unmarshal(n.blob, &b); err != nil {
-			return fmt.Errorf("parse bundle: %v", err)
+		if n.top == nil || !decodeBundleFast(n.blob, n.top, &b) {
+			b = Bundle{}
+			if err := json.Unmarshal(n.blob, &b); err != nil {
+				return fmt.Errorf("parse bundle: %v", err)
+			}
 		}
 		b.Pos = pos
 		c.Bundles = append(c.Bundles, b)

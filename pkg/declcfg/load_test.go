@@ -63,7 +63,7 @@ func TestLoadErrors(t *testing.T) {
 			"error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go value of type map[string]interface {} at offset 9 (indicated by <==)\n \"not fbc\" <== "},
 		{"Error/MalformedYAML", map[string]string{"c.yaml": "schema: olm.package\nname: foo\n---\njunk: [\n"}, "c.yaml:4",
 			"error converting YAML to JSON: yaml: line 1: did not find expected node content"},
-		{"Error/MalformedJSONStream", map[string]string{"c.json": "{\"schema\":\"a\"}\n{\"schema\":\"b\"}\n---\n"}, "c.json:3:1",
+		{"Error/MalformedJSONStream", map[string]string{"c.json": "{\"schema\":\"a\"}\n{\"schema\":\"b\"}\n---\n"}, "c.json:3:2",
 			"invalid character '-' in numeric literal"},
 		{"Error/MissingSchema", map[string]string{"c.yaml": "name: foo\n"}, "c.yaml:1:1",
 			"object '{\"name\":\"foo\"}\n' is missing root schema field"},

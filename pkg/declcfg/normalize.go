@@ -32,6 +32,9 @@ type normalized struct {
 	pkg     string
 	name    string
 	hasKeys bool // schema/package/name were extracted
+	// top lists the top-level members of blob when the fast path produced
+	// it (nil otherwise); typed decoding uses it.
+	top []member
 }
 
 // normalizeValue normalises the JSON object in raw (which holds exactly one
@@ -167,7 +170,7 @@ func normalizeFast(raw []byte) (normalized, error) {
 // members of a normalised object. It reports false when only the slow path
 // can word the outcome (case-folded duplicates, non-string values).
 func metaFromMembers(out []byte, top []member) (normalized, bool) {
-	n := normalized{blob: out}
+	n := normalized{blob: out, top: top}
 	seen := [3]int{}
 	for _, m := range top {
 		var idx int

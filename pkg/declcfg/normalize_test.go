@@ -2,6 +2,8 @@ package declcfg
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -80,4 +82,43 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("fast %q (%q %q %q) != slow %q (%q %q %q) for %q", fast.blob, fast.schema, fast.pkg, fast.name, slow.blob, slow.schema, slow.pkg, slow.name, in)
 		}
 	})
+}
+
+// FuzzBundleDecode checks that the direct bundle decoder, whenever it
+// accepts a blob, agrees with encoding/json.
+func FuzzBundleDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"schema":"olm.bundle","name":"a","package":"p","image":"i","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}],"relatedImages":[{"name":"","image":"x"}]}`,
+		`{"schema":"olm.bundle","Image":"x","image":"y","properties":[]}`,
+		`{"schema":"olm.bundle","properties":null,"relatedImages":[{"image":"a\u003cb"}],"extra":{"a":[1]}}`,
+		`{"schema":"olm.bundle","properties":[{"type":"t","value":null,"Value":1}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		n, err := normalizeFast(in)
+		if err != nil {
+			return
+		}
+		var fast, slow Bundle
+		if !decodeBundleFast(n.blob, n.top, &fast) {
+			return
+		}
+		if err := json.Unmarshal(n.blob, &slow); err != nil {
+			t.Fatalf("fast decoder accepted what encoding/json rejects (%v): %s", err, n.blob)
+		}
+		if !reflect.DeepEqual(normalizeBundle(fast), normalizeBundle(slow)) {
+			t.Fatalf("fast %+v\nslow %+v\nblob %s", fast, slow, n.blob)
+		}
+	})
+}
+
+// normalizeBundle maps a "null" RawMessage to nil: both encode as null.
+func normalizeBundle(b Bundle) Bundle {
+	for i := range b.Properties {
+		if string(b.Properties[i].Value) == "null" {
+			b.Properties[i].Value = nil
+		}
+	}
+	return b
 }
