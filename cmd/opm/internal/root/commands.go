@@ -4,8 +4,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	graphcmd "github.com/opmkit/opm/cmd/opm/internal/graph"
 	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
 	"github.com/opmkit/opm/cmd/opm/internal/render"
+	"github.com/opmkit/opm/cmd/opm/internal/rendergraph"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
 )
 
@@ -19,4 +21,6 @@ var commands = []command{
 	{build: render.NewCmd},
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return initcmd.NewCmd(ios) }},
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return version.NewCmd(ios) }},
+	{alpha: true, build: rendergraph.NewCmd},
+	{build: graphcmd.NewCmd},
 }

@@ -1,0 +1,17 @@
+// Package graph models OLM upgrade graphs: per package and channel, the
+// nodes (channel entries with their versions) and the edges that replaces,
+// skips and skipRange make between them.
+//
+// It provides upstream's channel invariants (head, replaces chain, cycles,
+// stranded bundles) with upstream's wording, the successors of an installed
+// version, and upgrade paths under the two semantics OLM has used:
+//
+//   - Classic (OLM v0's resolver): candidates are the entries on the
+//     channel's replaces chain whose replaces or skips names the installed
+//     bundle or whose skipRange covers its version; the candidate closest to
+//     the head wins.
+//   - V1 (operator-controller): every entry of the selected channels that
+//     replaces, skips or skipRange-covers the installed bundle is a
+//     successor; the highest version wins, deprecated bundles rank last, and
+//     it never moves to a lower version.
+package graph

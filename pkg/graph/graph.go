@@ -1,0 +1,352 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/versionrange"
+)
+
+// EdgeKind says which field of a channel entry makes an upgrade edge.
+type EdgeKind string
+
+// Edge kinds, in the order upstream draws them.
+const (
+	KindSkips     EdgeKind = "skips"
+	KindSkipRange EdgeKind = "skipRange"
+	KindReplaces  EdgeKind = "replaces"
+)
+
+func kindRank(k EdgeKind) int {
+	switch k {
+	case KindReplaces:
+		return 0
+	case KindSkips:
+		return 1
+	}
+	return 2
+}
+
+// Edge is an upgrade from From (the older bundle) to To (the channel entry
+// that declares the edge).
+type Edge struct {
+	From  string   `json:"from"`
+	To    string   `json:"to"`
+	Kind  EdgeKind `json:"kind"`
+	Range string   `json:"range,omitempty"` // the skipRange, for skipRange edges
+}
+
+// Node is a bundle of a package, or a name that replaces or skips refers to
+// without any bundle carrying it (HasVersion false).
+type Node struct {
+	Name       string
+	Version    semver.Version
+	HasVersion bool
+	Deprecated bool
+	Pos        declcfg.Position
+}
+
+// VersionString is the node's version, or "" when it has none.
+func (n *Node) VersionString() string {
+	if !n.HasVersion {
+		return ""
+	}
+	return n.Version.String()
+}
+
+// Label is "name (version)", or the name alone for nodes without a version.
+func (n *Node) Label() string {
+	switch {
+	case n.Name == "":
+		return n.Version.String()
+	case !n.HasVersion:
+		return n.Name
+	}
+	return fmt.Sprintf("%s (%s)", n.Name, n.Version)
+}
+
+// ChannelGraph is one channel with its derived upgrade graph.
+type ChannelGraph struct {
+	Package    string
+	Name       string
+	Entries    []Entry
+	Deprecated bool
+	Pos        declcfg.Position
+
+	// Head and Chain are the channel head and the replaces chain from it;
+	// ChainErr is set (and they are empty) when the channel has no single
+	// head or its chain has a cycle.
+	Head     string
+	Chain    []string
+	ChainErr error
+	Stranded []string
+
+	// Edges in entry order (of To), then replaces, skips, skipRange, then
+	// From in entry order.
+	Edges []Edge
+	// RangeErrors holds skipRanges that do not parse, by entry name; such
+	// a range makes no edge.
+	RangeErrors map[string]error
+
+	entries   map[string]int // name -> index in Entries
+	ranges    map[string]*versionrange.SkipRange
+	chainPos  map[string]int
+	skippedBy map[string]bool
+
+	// Reverse index for successor queries: entries (by index, first
+	// occurrence of each name only) by the name they replace or skip, and
+	// the entries with a valid skipRange.
+	byReplaces map[string][]int
+	bySkips    map[string][]int
+	ranged     []int
+	rangeAt    []*versionrange.SkipRange // by entry index
+	coveredBy  [][]int                   // by entry index: entries whose skipRange covers it
+
+	mu    sync.Mutex
+	succs map[string][]succ // successors of catalog nodes, by name
+}
+
+// Has reports whether name is an entry of the channel.
+func (c *ChannelGraph) Has(name string) bool {
+	_, ok := c.entries[name]
+	return ok
+}
+
+// Entry returns the entry called name.
+func (c *ChannelGraph) Entry(name string) (Entry, bool) {
+	i, ok := c.entries[name]
+	if !ok {
+		return Entry{}, false
+	}
+	return c.Entries[i], true
+}
+
+// ChainIndex is name's position on the replaces chain (0 = head), or -1.
+func (c *ChannelGraph) ChainIndex(name string) int {
+	if i, ok := c.chainPos[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// PackageGraph is the upgrade graph of one package.
+type PackageGraph struct {
+	Name           string
+	DefaultChannel string
+	Deprecated     bool
+	// Nodes holds every bundle of the package and every name its channels'
+	// replaces and skips refer to.
+	Nodes    map[string]*Node
+	Channels []*ChannelGraph // sorted by name
+}
+
+// Channel returns the channel called name, or nil.
+func (p *PackageGraph) Channel(name string) *ChannelGraph {
+	for _, c := range p.Channels {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// ChannelNames returns the channel names, sorted.
+func (p *PackageGraph) ChannelNames() []string {
+	out := make([]string, len(p.Channels))
+	for i, c := range p.Channels {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Graph holds the upgrade graphs of every package of a catalog.
+type Graph struct {
+	Packages []*PackageGraph // sorted by name
+}
+
+// Package returns the package called name, or nil.
+func (g *Graph) Package(name string) *PackageGraph {
+	i := sort.Search(len(g.Packages), func(i int) bool { return g.Packages[i].Name >= name })
+	if i < len(g.Packages) && g.Packages[i].Name == name {
+		return g.Packages[i]
+	}
+	return nil
+}
+
+// PackageNames returns the package names, sorted.
+func (g *Graph) PackageNames() []string {
+	out := make([]string, len(g.Packages))
+	for i, p := range g.Packages {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// New builds the upgrade graphs of cfg. Every package that has a blob,
+// channel or bundle gets a graph. Bundle versions come from each bundle's
+// single olm.package property; a bundle without a valid one is an error
+// naming the bundle and where it was loaded from. Channel invariants
+// (heads, cycles) are not errors here: they are recorded on each channel.
+func New(cfg *declcfg.DeclarativeConfig) (*Graph, error) {
+	pkgs := map[string]*PackageGraph{}
+	get := func(name string) *PackageGraph {
+		p := pkgs[name]
+		if p == nil {
+			p = &PackageGraph{Name: name, Nodes: map[string]*Node{}}
+			pkgs[name] = p
+		}
+		return p
+	}
+	for _, p := range cfg.Packages {
+		get(p.Name).DefaultChannel = p.DefaultChannel
+	}
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		p := get(b.Package)
+		if _, dup := p.Nodes[b.Name]; dup {
+			continue
+		}
+		v, err := BundleVersion(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: package %q: %w", b.Pos, b.Package, err)
+		}
+		p.Nodes[b.Name] = &Node{Name: b.Name, Version: v, HasVersion: true, Pos: b.Pos}
+	}
+	for _, c := range cfg.Channels {
+		p := get(c.Package)
+		if p.Channel(c.Name) != nil {
+			continue // duplicate channel: the first wins (validation reports it)
+		}
+		cg := &ChannelGraph{Package: c.Package, Name: c.Name, Pos: c.Pos}
+		for _, e := range c.Entries {
+			cg.Entries = append(cg.Entries, Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
+			for _, n := range append([]string{e.Name, e.Replaces}, e.Skips...) {
+				if n != "" && p.Nodes[n] == nil {
+					p.Nodes[n] = &Node{Name: n}
+				}
+			}
+		}
+		p.Channels = append(p.Channels, cg)
+	}
+	for _, d := range cfg.Deprecations {
+		p := pkgs[d.Package]
+		if p == nil {
+			continue
+		}
+		for _, e := range d.Entries {
+			switch e.Reference.Schema {
+			case declcfg.SchemaPackage:
+				p.Deprecated = true
+			case declcfg.SchemaChannel:
+				if c := p.Channel(e.Reference.Name); c != nil {
+					c.Deprecated = true
+				}
+			case declcfg.SchemaBundle:
+				if n := p.Nodes[e.Reference.Name]; n != nil {
+					n.Deprecated = true
+				}
+			}
+		}
+	}
+	g := &Graph{}
+	for _, p := range pkgs {
+		sort.Slice(p.Channels, func(i, j int) bool { return p.Channels[i].Name < p.Channels[j].Name })
+		for _, c := range p.Channels {
+			c.build(p)
+		}
+		g.Packages = append(g.Packages, p)
+	}
+	sort.Slice(g.Packages, func(i, j int) bool { return g.Packages[i].Name < g.Packages[j].Name })
+	return g, nil
+}
+
+// build derives the channel's head, chain, stranded entries and edges.
+func (c *ChannelGraph) build(p *PackageGraph) {
+	ch := &Channel{Package: c.Package, Name: c.Name, Entries: c.Entries}
+	c.entries = ch.index()
+	c.skippedBy = ch.skipped()
+	c.ranges = map[string]*versionrange.SkipRange{}
+	c.chainPos = map[string]int{}
+	if head, err := ch.Head(); err != nil {
+		c.ChainErr = err
+	} else {
+		c.Head = head
+		if chain, err := ch.ReplacesChain(); err != nil {
+			c.ChainErr = err
+		} else {
+			c.Chain = chain
+			for i, n := range chain {
+				c.chainPos[n] = i
+			}
+			c.Stranded, _ = ch.Stranded()
+		}
+	}
+	c.byReplaces = map[string][]int{}
+	c.bySkips = map[string][]int{}
+	c.succs = map[string][]succ{}
+	c.rangeAt = make([]*versionrange.SkipRange, len(c.Entries))
+	c.coveredBy = make([][]int, len(c.Entries))
+	nodeAt := make([]*Node, len(c.Entries))
+	for i, e := range c.Entries {
+		if c.entries[e.Name] != i {
+			continue // duplicate entry name: the first wins
+		}
+		nodeAt[i] = p.Nodes[e.Name]
+		if e.Replaces != "" {
+			c.byReplaces[e.Replaces] = append(c.byReplaces[e.Replaces], i)
+		}
+		for j, s := range e.Skips {
+			if s != "" && !contains(e.Skips[:j], s) {
+				c.bySkips[s] = append(c.bySkips[s], i)
+			}
+		}
+		if e.Replaces != "" {
+			c.Edges = append(c.Edges, Edge{From: e.Replaces, To: e.Name, Kind: KindReplaces})
+		}
+		for _, s := range e.Skips {
+			if s != "" {
+				c.Edges = append(c.Edges, Edge{From: s, To: e.Name, Kind: KindSkips})
+			}
+		}
+		if e.SkipRange == "" {
+			continue
+		}
+		r, err := versionrange.ParseSkipRange(e.SkipRange)
+		if err != nil {
+			if c.RangeErrors == nil {
+				c.RangeErrors = map[string]error{}
+			}
+			c.RangeErrors[e.Name] = fmt.Errorf("invalid skipRange %q: %w", e.SkipRange, err)
+			continue
+		}
+		c.ranges[e.Name] = r
+		c.rangeAt[i] = r
+		c.ranged = append(c.ranged, i)
+	}
+	// skipRange edges: every other entry whose version the range covers,
+	// in entry order. coveredBy keeps the reverse relation for successor
+	// queries.
+	for _, i := range c.ranged {
+		r, e := c.rangeAt[i], c.Entries[i]
+		for j, n := range nodeAt {
+			if j == i || n == nil || !n.HasVersion || !r.Contains(n.Version) {
+				continue
+			}
+			c.Edges = append(c.Edges, Edge{From: n.Name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
+			c.coveredBy[j] = append(c.coveredBy[j], i)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
