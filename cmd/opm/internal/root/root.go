@@ -41,8 +41,14 @@ file-based catalogs (FBC) and operator bundles.`,
 	pf.BoolVar(&g.SkipTLSVerify, "skip-tls-verify", false, "skip TLS certificate verification for container image registries while pulling bundles or index")
 	pf.BoolVar(&g.UseHTTP, "use-http", false, "use plain HTTP for container image registries while pulling bundles or index")
 	pf.BoolVar(&g.SkipTLS, "skip-tls", false, "skip TLS for container image registries while pulling bundles or index")
-	_ = pf.MarkDeprecated("skip-tls", "use --use-http and --skip-tls-verify instead")
+	// Not pflag's MarkDeprecated: cobra prints its notice on the "out"
+	// writer, i.e. into the stdout scripts pipe to jq. Same words, stderr.
 	_ = pf.MarkHidden("skip-tls")
+	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		if f := c.Flags().Lookup("skip-tls"); f != nil && f.Changed {
+			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
+		}
+	}
 
 	alpha := &cobra.Command{
 		Use:    "alpha",
