@@ -124,6 +124,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // reused across this worker's files: nothing keeps a reference to file bytes
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(files) || int64(i) > firstBad.Load() {
@@ -134,7 +135,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 					storeMin(&firstBad, int64(i))
 					return
 				}
-				cfg, err := loadFile(fsys, files[i], o.name(files[i]))
+				cfg, err := loadFileBuf(fsys, files[i], o.name(files[i]), &buf)
 				if err != nil {
 					errs[i] = err
 					storeMin(&firstBad, int64(i))
@@ -176,11 +177,45 @@ func (o loadOptions) name(p string) string {
 
 // loadFile reads and decodes one file of fsys; name is used in positions.
 func loadFile(fsys fs.FS, p, name string) (*DeclarativeConfig, error) {
-	data, err := fs.ReadFile(fsys, p)
+	var buf []byte
+	return loadFileBuf(fsys, p, name, &buf)
+}
+
+// loadFileBuf is loadFile reading into *buf, which it grows as needed.
+// Decoding copies whatever it keeps, so the buffer can be reused.
+func loadFileBuf(fsys fs.FS, p, name string, buf *[]byte) (*DeclarativeConfig, error) {
+	data, err := readFileInto(fsys, p, *buf)
 	if err != nil {
 		return nil, &LoadError{Pos: Position{File: name}, Err: err}
 	}
+	*buf = data[:0]
 	return decodeConfig(data, name)
+}
+
+// readFileInto reads the file p of fsys into buf's storage.
+func readFileInto(fsys fs.FS, p string, buf []byte) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && int64(cap(buf)) < st.Size()+1 {
+		buf = make([]byte, 0, st.Size()+1)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // LoadReader loads one stream (a file or standard input); name is used in
