@@ -8,6 +8,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
 	"github.com/opmkit/opm/cmd/opm/internal/render"
 	"github.com/opmkit/opm/cmd/opm/internal/rendergraph"
+	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
 )
 
@@ -23,4 +24,5 @@ var commands = []command{
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return version.NewCmd(ios) }},
 	{alpha: true, build: rendergraph.NewCmd},
 	{build: graphcmd.NewCmd},
+	{build: validatecmd.NewCmd},
 }

@@ -1,0 +1,122 @@
+// Package validate checks file-based catalogs as `opm validate` does: every
+// rule upstream opm enforces (through pkg/model), the CUE schemas of
+// package schemas applied to every blob, and checks upstream lacks. Each
+// problem is a [Finding] with a severity, a stable rule code, upstream's
+// message, the file and line of the blob and the package, channel and
+// bundle it concerns. Writers render a [Result] as text, JSON, YAML, GitHub
+// Actions annotations or SARIF.
+package validate
+
+import (
+	"sort"
+
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/model"
+)
+
+// Severity is how bad a finding is.
+type Severity string
+
+// Severities.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Finding is one problem found in a catalog.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line,omitempty"`
+	Column   int      `json:"column,omitempty"`
+	Package  string   `json:"package,omitempty"`
+	Channel  string   `json:"channel,omitempty"`
+	Bundle   string   `json:"bundle,omitempty"`
+	// Help says how to fix the problem, when there is more to say than
+	// the message.
+	Help string `json:"help,omitempty"`
+
+	// inTree marks findings that are leaves of Result.Tree.
+	inTree bool
+}
+
+// Pos returns the finding's position.
+func (f Finding) Pos() declcfg.Position {
+	return declcfg.Position{File: f.File, Line: f.Line, Col: f.Column}
+}
+
+func fromIssue(sev Severity, is model.Issue) Finding {
+	return Finding{
+		Severity: sev,
+		Code:     is.Code,
+		Message:  is.Message,
+		File:     is.Pos.File,
+		Line:     is.Pos.Line,
+		Column:   is.Pos.Col,
+		Package:  is.Package,
+		Channel:  is.Channel,
+		Bundle:   is.Bundle,
+	}
+}
+
+// Result is the outcome of validating one catalog.
+type Result struct {
+	// Passed is the verdict: no finding of severity error.
+	Passed bool
+	// Message is upstream opm's error text when upstream would fail the
+	// catalog (the first conversion error, or the model validation tree),
+	// or the messages of the findings that fail it otherwise (--strict).
+	// It is empty when Passed.
+	Message string
+	// Tree is the model validation error when the catalog fails it; text
+	// output renders it with positions.
+	Tree *model.ValidationError
+	// Findings are every problem found, sorted by file, line, column,
+	// code and message (findings without a file last).
+	Findings []Finding
+}
+
+// Counts returns the number of errors and warnings.
+func (r *Result) Counts() (errs, warnings int) {
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			errs++
+		} else {
+			warnings++
+		}
+	}
+	return errs, warnings
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if (a.File == "") != (b.File == "") {
+			return a.File != ""
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		if a.Severity != b.Severity {
+			return a.Severity == SeverityError
+		}
+		if a.Code != b.Code {
+			return a.Code < b.Code
+		}
+		if a.Message != b.Message {
+			return a.Message < b.Message
+		}
+		if a.Channel != b.Channel {
+			return a.Channel < b.Channel
+		}
+		return a.Bundle < b.Bundle
+	})
+}

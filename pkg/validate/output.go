@@ -1,0 +1,281 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/pkg/model"
+)
+
+// Formats lists the output formats of [Write]; "" is text.
+var Formats = []string{"text", "json", "yaml", "github", "sarif"}
+
+// Write renders res in format to w. Text goes to w as well; callers choose
+// the stream (opm validate writes text to stderr, as upstream logs).
+func Write(w io.Writer, res *Result, format string, tool ToolInfo) error {
+	switch format {
+	case "", "text":
+		return WriteText(w, res)
+	case "json":
+		return WriteJSON(w, res)
+	case "yaml":
+		return WriteYAML(w, res)
+	case "github":
+		return WriteGitHub(w, res)
+	case "sarif":
+		return WriteSARIF(w, res, tool)
+	}
+	return fmt.Errorf("unknown output format %q", format)
+}
+
+// upstreamResult is upstream's -o json/yaml shape plus our findings.
+type upstreamResult struct {
+	Passed   bool           `json:"passed"`
+	Error    *upstreamError `json:"error,omitempty"`
+	Findings []Finding      `json:"findings,omitempty"`
+}
+
+type upstreamError struct {
+	Message string `json:"message"`
+}
+
+func toUpstream(res *Result) upstreamResult {
+	out := upstreamResult{Passed: res.Passed, Findings: res.Findings}
+	if !res.Passed {
+		out.Error = &upstreamError{Message: res.Message}
+	}
+	return out
+}
+
+// WriteJSON writes upstream's -o json form (2-space indent, HTML escaped,
+// trailing newline) with a findings array beside passed and error.
+func WriteJSON(w io.Writer, res *Result) error {
+	b, err := json.MarshalIndent(toUpstream(res), "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteYAML writes upstream's -o yaml form (sorted keys, then a blank
+// line) with findings.
+func WriteYAML(w io.Writer, res *Result) error {
+	b, err := yaml.Marshal(toUpstream(res))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteText writes the human form: upstream's error tree (or first error)
+// with each leaf followed by its position, then every other finding as
+// "file:line:col: severity: message [code]" with its help. Nothing is
+// written for a clean catalog.
+func WriteText(w io.Writer, res *Result) error {
+	var buf bytes.Buffer
+	if res.Tree != nil {
+		buf.WriteString(res.Tree.Format(func(err error) string {
+			var re *model.RuleError
+			if errors.As(err, &re) && re.Pos.IsValid() {
+				return re.Message + " (" + re.Pos.String() + ")"
+			}
+			return err.Error()
+		}))
+		buf.WriteByte('\n')
+	}
+	for _, f := range res.Findings {
+		if f.inTree {
+			continue
+		}
+		if p := f.Pos(); p.IsValid() {
+			buf.WriteString(p.String() + ": ")
+		}
+		fmt.Fprintf(&buf, "%s: %s [%s]\n", f.Severity, f.Message, f.Code)
+		if f.Help != "" {
+			buf.WriteString("    help: " + f.Help + "\n")
+		}
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteGitHub writes one GitHub Actions workflow command per finding
+// (::error or ::warning with file, line, col and the rule code as title).
+func WriteGitHub(w io.Writer, res *Result) error {
+	var buf bytes.Buffer
+	for _, f := range res.Findings {
+		var props []string
+		if f.File != "" {
+			props = append(props, "file="+ghProperty(f.File))
+			if f.Line > 0 {
+				props = append(props, "line="+strconv.Itoa(f.Line))
+			}
+			if f.Column > 0 {
+				props = append(props, "col="+strconv.Itoa(f.Column))
+			}
+		}
+		props = append(props, "title="+ghProperty("opm validate: "+f.Code))
+		msg := f.Message
+		if f.Help != "" {
+			msg += "\n" + f.Help
+		}
+		fmt.Fprintf(&buf, "::%s %s::%s\n", f.Severity, strings.Join(props, ","), ghData(msg))
+	}
+	if !res.Passed && len(res.Findings) == 0 {
+		fmt.Fprintf(&buf, "::error title=opm validate::%s\n", ghData(res.Message))
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func ghData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func ghProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// ToolInfo names the tool in SARIF output.
+type ToolInfo struct {
+	Name           string
+	Version        string
+	InformationURI string
+}
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful bool `json:"executionSuccessful"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string        `json:"id"`
+	ShortDescription     sarifText     `json:"shortDescription"`
+	DefaultConfiguration sarifRuleConf `json:"defaultConfiguration"`
+}
+
+type sarifRuleConf struct {
+	Level string `json:"level"`
+}
+
+type sarifText struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID     string            `json:"ruleId"`
+	RuleIndex  int               `json:"ruleIndex"`
+	Level      string            `json:"level"`
+	Message    sarifText         `json:"message"`
+	Locations  []sarifLocation   `json:"locations,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
+}
+
+// WriteSARIF writes a SARIF 2.1.0 log with one run: every rule code that
+// has a finding as a rule, and every finding as a result.
+func WriteSARIF(w io.Writer, res *Result, tool ToolInfo) error {
+	if tool.Name == "" {
+		tool.Name = "opm"
+	}
+	run := sarifRun{
+		Tool:        sarifTool{Driver: sarifDriver{Name: tool.Name, Version: tool.Version, InformationURI: tool.InformationURI, Rules: []sarifRule{}}},
+		Invocations: []sarifInvocation{{ExecutionSuccessful: true}},
+		Results:     []sarifResult{},
+	}
+	index := map[string]int{}
+	for _, f := range res.Findings {
+		i, ok := index[f.Code]
+		if !ok {
+			i = len(run.Tool.Driver.Rules)
+			index[f.Code] = i
+			r, _ := RuleByCode(f.Code)
+			level := "warning"
+			if r.Upstream {
+				level = "error"
+			}
+			desc := r.Summary
+			if desc == "" {
+				desc = f.Code
+			}
+			run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: f.Code, ShortDescription: sarifText{desc}, DefaultConfiguration: sarifRuleConf{level}})
+		}
+		msg := f.Message
+		if f.Help != "" {
+			msg += "\n" + f.Help
+		}
+		r := sarifResult{RuleID: f.Code, RuleIndex: i, Level: string(f.Severity), Message: sarifText{msg}}
+		if f.File != "" {
+			loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: f.File}}}
+			if f.Line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line, StartColumn: f.Column}
+			}
+			r.Locations = []sarifLocation{loc}
+		}
+		props := map[string]string{}
+		for k, v := range map[string]string{"package": f.Package, "channel": f.Channel, "bundle": f.Bundle} {
+			if v != "" {
+				props[k] = v
+			}
+		}
+		if len(props) > 0 {
+			r.Properties = props
+		}
+		run.Results = append(run.Results, r)
+	}
+	log := sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}
+	b, err := json.MarshalIndent(log, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
