@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"text/template"
@@ -55,19 +56,37 @@ type RegistryOptions struct {
 	CAFile        string
 	CacheDir      string
 	Platform      string
+	// Progress receives one line per downloaded blob (nil = silent); pass
+	// stderr only when it is a terminal.
+	Progress io.Writer
 }
 
 // Render renders every reference and returns their concatenated blobs.
 func Render(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, error) {
+	return render(ctx, opts, true)
+}
+
+// render is Render; prefetch=false parses bundle directories one at a time
+// (tests compare the two).
+func render(ctx context.Context, opts Options, prefetch bool) (*declcfg.DeclarativeConfig, error) {
 	if opts.AllowedRefMask == 0 {
 		opts.AllowedRefMask = RefAll
 	}
 	if err := checkMigrationLevel(opts.MigrationLevel); err != nil {
 		return nil, err
 	}
+	// Bundle directories are parsed concurrently up front; the loop below
+	// still renders, and reports errors, in argument order.
+	var pre *bundleCache
+	if prefetch {
+		pre = prefetchBundleDirs(ctx, opts)
+		var release func()
+		ctx, release = prefetchImages(ctx, opts)
+		defer release()
+	}
 	var out declcfg.DeclarativeConfig
 	for _, ref := range opts.Refs {
-		cfg, err := renderReference(ctx, ref, opts)
+		cfg, err := renderReference(ctx, ref, opts, pre)
 		if err != nil {
 			return nil, fmt.Errorf("render reference %q: %w", ref, err)
 		}
@@ -86,7 +105,7 @@ func Render(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, erro
 	return &out, nil
 }
 
-func renderReference(ctx context.Context, ref string, opts Options) (*declcfg.DeclarativeConfig, error) {
+func renderReference(ctx context.Context, ref string, opts Options, pre *bundleCache) (*declcfg.DeclarativeConfig, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
 		return renderImage(ctx, ref, opts)
@@ -98,7 +117,7 @@ func renderReference(ctx context.Context, ref string, opts Options) (*declcfg.De
 		if opts.AllowedRefMask&RefBundleDir == 0 {
 			return nil, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
 		}
-		return renderBundleDir(ctx, ref, opts)
+		return renderBundleDir(ctx, ref, opts, pre)
 	}
 	if opts.AllowedRefMask&RefDCDir == 0 {
 		return nil, fmt.Errorf("cannot render declarative config directory: %w", ErrNotAllowed)

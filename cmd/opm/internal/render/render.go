@@ -90,6 +90,9 @@ func Run(ctx context.Context, opts *Options) error {
 			Platform:      opts.Platform,
 		},
 	}
+	if cmdutil.IsTerminal(opts.IO.ErrOut) {
+		ropts.Registry.Progress = opts.IO.ErrOut
+	}
 	if opts.Migrate {
 		ropts.MigrationLevel = "all"
 	}

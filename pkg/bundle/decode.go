@@ -1,0 +1,414 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// The decoders below reproduce the Kubernetes YAMLOrJSON decoder that
+// upstream uses on every bundle file (k8s.io/apimachinery/pkg/util/yaml with
+// a 30-byte sniffing buffer): a file whose first non-space byte, within the
+// first 30 bytes, is '{' is read as one JSON value (falling back to YAML when
+// that fails); anything else is YAML, of which only the first document
+// ("---" separated) is used.
+
+// sniffSize is the buffer upstream gives NewYAMLOrJSONDecoder.
+const sniffSize = 30
+
+// errNoDocument is returned when a file holds no document at all.
+var errNoDocument = errors.New("no document")
+
+// looksLikeJSON reports whether the decoder would take the JSON path.
+func looksLikeJSON(data []byte) bool {
+	head := data
+	if len(head) > sniffSize {
+		head = head[:sniffSize]
+	}
+	return bytes.HasPrefix(bytes.TrimLeftFunc(head, unicode.IsSpace), []byte("{"))
+}
+
+// firstJSONValue returns the bytes of the first JSON value of data.
+func firstJSONValue(data []byte) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// firstYAMLDocument returns the first document of a YAML stream as the k8s
+// YAMLReader splits it: lines up to the first "---" line that follows
+// content. A separator followed by anything but spaces or a comment is an
+// error, as upstream.
+func firstYAMLDocument(data []byte) ([]byte, error) {
+	// First find where the document ends; when the lines need no rewriting
+	// (no "\r\n", a final newline) the document is a prefix of data.
+	end, clean := 0, true
+	for off := 0; off < len(data); {
+		next := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			next = off + i + 1
+		}
+		line := data[off:next]
+		if bytes.HasPrefix(line, []byte("---")) {
+			trimmed := strings.TrimSpace(string(bytes.TrimSuffix(line[3:], []byte("\n"))))
+			if len(trimmed) > 0 && trimmed[0] != '#' {
+				return nil, fmt.Errorf("invalid Yaml document separator: %s", trimmed)
+			}
+			if off != 0 {
+				break
+			}
+		}
+		if bytes.HasSuffix(line, []byte("\r\n")) || line[len(line)-1] != '\n' {
+			clean = false
+		}
+		off, end = next, next
+	}
+	if end == 0 {
+		return nil, errNoDocument
+	}
+	if clean {
+		return data[:end], nil
+	}
+	// Like bufio.Reader.ReadLine: the line end ("\n" or "\r\n") is dropped
+	// and the k8s LineReader puts back a plain "\n".
+	buf := make([]byte, 0, end+1)
+	for off := 0; off < end; {
+		next := end
+		if i := bytes.IndexByte(data[off:end], '\n'); i >= 0 {
+			next = off + i + 1
+		}
+		line := data[off:next]
+		if bytes.HasSuffix(line, []byte("\n")) {
+			line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
+		}
+		buf = append(append(buf, line...), '\n')
+		off = next
+	}
+	return buf, nil
+}
+
+// decodeTyped decodes the first document of data into v, a pointer to a
+// typed struct, exactly as upstream's decodeFileFromFS does.
+func decodeTyped(data []byte, v any) error {
+	if looksLikeJSON(data) {
+		err := json.NewDecoder(bytes.NewReader(data)).Decode(v)
+		if err == nil || err == io.EOF {
+			return err
+		}
+		// The k8s decoder rewinds and retries as YAML.
+	}
+	doc, err := firstYAMLDocument(data)
+	if err != nil {
+		return err
+	}
+	return yaml.Unmarshal(doc, v)
+}
+
+// decodeObject decodes the first document of data into an unstructured
+// Kubernetes object and returns it with its JSON encoding (json.Marshal of
+// the object: sorted keys, compact, HTML escaped). The result is nil (and
+// the error nil) when the document is empty or null. Numbers follow
+// apimachinery's rules: integers that fit become int64, everything else
+// float64.
+func decodeObject(data []byte) (map[string]any, []byte, error) {
+	if !looksLikeJSON(data) {
+		doc, err := firstYAMLDocument(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		m, js, err := decodeYAMLObject(doc)
+		if err != errSlowPath {
+			return m, js, err
+		}
+	}
+	return decodeObjectSlow(data)
+}
+
+// decodeObjectSlow is decodeObject the long way, as upstream runs it:
+// YAMLToJSON, then a JSON decode with apimachinery's number rules.
+func decodeObjectSlow(data []byte) (map[string]any, []byte, error) {
+	var (
+		raw []byte
+		// canonical: raw is already json.Marshal output (YAMLToJSON), so
+		// it is the object's encoding unless a number changes form.
+		canonical bool
+	)
+	if looksLikeJSON(data) {
+		v, err := firstJSONValue(data)
+		if err == nil {
+			raw = v
+		}
+	}
+	if raw == nil {
+		doc, err := firstYAMLDocument(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw, err = yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("error converting YAML to JSON: %w", err)
+		}
+		canonical = true
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil, err
+	}
+	if v == nil {
+		return nil, nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, fmt.Errorf("json: cannot unmarshal %s into Go value of type map[string]interface {}", jsonKind(v))
+	}
+	changed, err := convertNumbers(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kind, _ := m["kind"].(string); kind == "" {
+		return nil, nil, fmt.Errorf("Object 'Kind' is missing in '%s'", raw)
+	}
+	if canonical && !changed {
+		return m, raw, nil
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, out, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case json.Number:
+		return "number"
+	}
+	return "value"
+}
+
+// convertNumbers replaces every json.Number in v with an int64 when it is a
+// whole number that fits, or a float64 otherwise. It reports whether an
+// integer literal re-encodes differently (out of int64 range, or "-0").
+func convertNumbers(v any) (changed bool, err error) {
+	conv := func(n json.Number) (any, error) {
+		c, err := convertNumber(n)
+		if err != nil {
+			return nil, err
+		}
+		if i, ok := c.(int64); ok {
+			if strconv.FormatInt(i, 10) != string(n) {
+				changed = true
+			}
+		} else if !strings.ContainsAny(string(n), ".eE") {
+			changed = true
+		}
+		return c, nil
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if n, ok := e.(json.Number); ok {
+					c, err := conv(n)
+					if err != nil {
+						return err
+					}
+					t[k] = c
+					continue
+				}
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, e := range t {
+				if n, ok := e.(json.Number); ok {
+					c, err := conv(n)
+					if err != nil {
+						return err
+					}
+					t[i] = c
+					continue
+				}
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	err = walk(v)
+	return changed, err
+}
+
+func convertNumber(n json.Number) (any, error) {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i, nil
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return nil, fmt.Errorf("json: cannot unmarshal number %s into Go value of type float64", n)
+	}
+	return f, nil
+}
+
+// errSlowPath reports a YAML value decodeYAMLObject does not convert
+// itself.
+var errSlowPath = errors.New("use the slow path")
+
+// decodeYAMLObject converts a YAML document straight to the object
+// YAMLToJSON followed by apimachinery's JSON decode would give (yaml.v2
+// values, keys stringified as sigs.k8s.io/yaml does, integers as int64,
+// floats that encode as integers as int64), skipping the JSON round trip.
+// It returns errSlowPath for values it does not know.
+func decodeYAMLObject(doc []byte) (map[string]any, []byte, error) {
+	var y any
+	if err := yamlv2.Unmarshal(doc, &y); err != nil {
+		return nil, nil, fmt.Errorf("error converting YAML to JSON: %w", err)
+	}
+	v, err := convertYAML(y)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v == nil {
+		return nil, nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, errSlowPath // the slow path words the error
+	}
+	if kind, _ := m["kind"].(string); kind == "" {
+		return nil, nil, errSlowPath
+	}
+	js, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, errSlowPath
+	}
+	return m, js, nil
+}
+
+func convertYAML(v any) (any, error) {
+	switch t := v.(type) {
+	case nil, string, bool:
+		return t, nil
+	case int:
+		return int64(t), nil
+	case int64:
+		return t, nil
+	case uint64:
+		if t <= math.MaxInt64 {
+			return int64(t), nil
+		}
+		return float64(t), nil
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return nil, errSlowPath
+		}
+		js, err := json.Marshal(t)
+		if err != nil {
+			return nil, errSlowPath
+		}
+		if i, err := strconv.ParseInt(string(js), 10, 64); err == nil {
+			return i, nil
+		}
+		return t, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			c, err := convertYAML(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	case map[any]any:
+		keys := make([]any, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		out := make(map[string]any, len(t))
+		fill := func() error {
+			for _, k := range keys {
+				key, err := yamlKeyString(k)
+				if err != nil {
+					return err
+				}
+				c, err := convertYAML(t[k])
+				if err != nil {
+					return err
+				}
+				out[key] = c
+			}
+			return nil
+		}
+		if err := fill(); err != nil {
+			return nil, err
+		}
+		if len(out) == len(t) {
+			return out, nil
+		}
+		// Keys that stringify alike (1 and "1"): upstream keeps one of them
+		// at random; keep the last in a fixed order instead.
+		sort.Slice(keys, func(i, j int) bool {
+			a, b := fmt.Sprintf("%T", keys[i]), fmt.Sprintf("%T", keys[j])
+			if a != b {
+				return a < b
+			}
+			return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j])
+		})
+		clear(out)
+		if err := fill(); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	return nil, errSlowPath
+}
+
+// yamlKeyString stringifies a YAML map key as sigs.k8s.io/yaml does.
+func yamlKeyString(k any) (string, error) {
+	switch tk := k.(type) {
+	case string:
+		return tk, nil
+	case int:
+		return strconv.Itoa(tk), nil
+	case int64:
+		return strconv.FormatInt(tk, 10), nil
+	case float64:
+		key := strconv.FormatFloat(tk, 'g', -1, 32)
+		switch key {
+		case "+Inf":
+			key = ".inf"
+		case "-Inf":
+			key = "-.inf"
+		case "NaN":
+			key = ".nan"
+		}
+		return key, nil
+	case bool:
+		return strconv.FormatBool(tk), nil
+	}
+	return "", errSlowPath
+}

@@ -1,0 +1,156 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Image is an opened image: its labels are known, its layers are fetched
+// when extracted.
+type Image interface {
+	// Ref returns the reference exactly as given to Open.
+	Ref() string
+	// Digest returns the digest of the image manifest.
+	Digest() string
+	// Labels returns the labels of the image config (never nil).
+	Labels() map[string]string
+	// Extract writes the given paths of the image filesystem (all of it when
+	// none is given) under dst, which must exist.
+	Extract(ctx context.Context, dst string, paths ...string) error
+	// Prefetch downloads every layer into the blob cache (registry images;
+	// a no-op for local ones). Extract does it too.
+	Prefetch(ctx context.Context) error
+	// Close releases temporary files.
+	Close() error
+}
+
+// layer is one filesystem layer of an image.
+type layer struct {
+	// digest names the layer in errors (the archive path for docker
+	// archives).
+	digest string
+	// open returns the raw (possibly compressed) layer bytes; the reader
+	// fails at EOF when they do not match the digest.
+	open func(ctx context.Context) (io.ReadCloser, error)
+}
+
+type image struct {
+	ref     string
+	digest  string
+	labels  map[string]string
+	layers  []layer
+	o       options
+	fetch   func(ctx context.Context) error // prefetches layers (remote)
+	cleanup []func() error
+}
+
+func (i *image) Ref() string               { return i.ref }
+func (i *image) Digest() string            { return i.digest }
+func (i *image) Labels() map[string]string { return i.labels }
+
+func (i *image) Close() error {
+	var errs []error
+	for j := len(i.cleanup) - 1; j >= 0; j-- {
+		errs = append(errs, i.cleanup[j]())
+	}
+	i.cleanup = nil
+	return errors.Join(errs...)
+}
+
+func (i *image) Prefetch(ctx context.Context) error {
+	if i.fetch == nil {
+		return nil
+	}
+	if i.o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, i.o.timeout)
+		defer cancel()
+	}
+	if err := i.fetch(ctx); err != nil {
+		return fmt.Errorf("pulling %s: %w", i.ref, err)
+	}
+	return nil
+}
+
+func (i *image) Extract(ctx context.Context, dst string, paths ...string) error {
+	if err := i.Prefetch(ctx); err != nil {
+		return err
+	}
+	if i.o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, i.o.timeout)
+		defer cancel()
+	}
+	x, err := newExtractor(dst, paths, i.o.maxBytes, i.o.maxEntries)
+	if err != nil {
+		return fmt.Errorf("extracting %s: %w", i.ref, err)
+	}
+	defer x.close()
+	for _, l := range i.layers {
+		if err := x.applyLayer(ctx, l); err != nil {
+			return fmt.Errorf("extracting %s: layer %s: %w", i.ref, l.digest, err)
+		}
+	}
+	return nil
+}
+
+// Open opens ref (see the package documentation for the forms) and reads its
+// labels. Layers are only downloaded by Extract or Prefetch. To open several
+// images, a [Session] shares connections, credentials and resolved tags.
+func Open(ctx context.Context, ref string, opts ...Option) (Image, error) {
+	s := NewSession(opts...)
+	img, err := s.open(ctx, ref)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	img.cleanup = append(img.cleanup, s.Close)
+	return img, nil
+}
+
+// wantPlatform returns the platform multi-platform indexes resolve to.
+func wantPlatform(o options) (v1.Platform, error) {
+	if o.platform == "" {
+		return v1.Platform{OS: "linux", Architecture: runtime.GOARCH}, nil
+	}
+	p, err := v1.ParsePlatform(o.platform)
+	if err != nil || p.OS == "" || p.Architecture == "" {
+		return v1.Platform{}, fmt.Errorf("invalid platform %q: want os/arch[/variant]", o.platform)
+	}
+	return *p, nil
+}
+
+// pickPlatform chooses the manifest for want among an index's manifests.
+func pickPlatform(idx *v1.IndexManifest, want v1.Platform) (v1.Descriptor, error) {
+	var avail []string
+	for _, d := range idx.Manifests {
+		if d.Platform == nil {
+			continue
+		}
+		if d.Platform.Satisfies(want) {
+			return d, nil
+		}
+		if d.Platform.OS != "unknown" {
+			avail = append(avail, d.Platform.String())
+		}
+	}
+	if len(avail) == 0 && len(idx.Manifests) == 1 {
+		return idx.Manifests[0], nil
+	}
+	return v1.Descriptor{}, fmt.Errorf("no image for platform %s in the index (it has %s)", want.String(), strings.Join(avail, ", "))
+}
+
+// labelsOf returns the labels of a parsed image config.
+func labelsOf(raw []byte) (map[string]string, error) {
+	cf, err := v1.ParseConfigFile(strings.NewReader(string(raw)))
+	if err != nil {
+		return nil, fmt.Errorf("parsing image config: %w", err)
+	}
+	return cf.Config.Labels, nil
+}
