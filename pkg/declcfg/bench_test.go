@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/opmkit/opm/internal/gencatalog"
@@ -12,22 +15,36 @@ import (
 )
 
 // Benchmarks of the loader and writers on a synthetic catalog (see
-// internal/gencatalog; 20 packages x 10 bundles is about 9.5 MB of JSON).
-// The end-to-end figures at 50-800 packages come from hack/bench.sh.
-const benchPackages, benchBundles = 20, 10
+// internal/gencatalog): 20 packages x 10 bundles, about 9.5 MB of JSON, or
+// the size in $OPM_BENCH_SIZE (e.g. OPM_BENCH_SIZE=200x20, about 190 MB).
+// The end-to-end figures of the binary come from hack/bench.sh.
+func benchSize(b *testing.B) (packages, bundles int) {
+	s := os.Getenv("OPM_BENCH_SIZE")
+	if s == "" {
+		return 20, 10
+	}
+	ps, bs, ok := strings.Cut(s, "x")
+	np, err1 := strconv.Atoi(ps)
+	nb, err2 := strconv.Atoi(bs)
+	if !ok || err1 != nil || err2 != nil || np < 1 || nb < 1 {
+		b.Fatalf("invalid OPM_BENCH_SIZE %q: want PACKAGESxBUNDLES, e.g. 200x20", s)
+	}
+	return np, nb
+}
 
 // genCatalog writes a synthetic catalog in a temporary directory and
-// returns the directory and its size in bytes.
-func genCatalog(b *testing.B, format gencatalog.Format) (string, int64) {
+// returns the directory, its size in bytes and its number of bundles.
+func genCatalog(b *testing.B, format gencatalog.Format) (dir string, size int64, bundles int) {
 	b.Helper()
-	dir := filepath.Join(b.TempDir(), "catalog")
+	np, nb := benchSize(b)
+	dir = filepath.Join(b.TempDir(), "catalog")
 	st, err := gencatalog.Generate(context.Background(), dir, gencatalog.Options{
-		Packages: benchPackages, Bundles: benchBundles, Seed: 1, Format: format,
+		Packages: np, Bundles: nb, Seed: 1, Format: format,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return dir, st.Bytes
+	return dir, st.Bytes, st.Bundles
 }
 
 func BenchmarkLoad(b *testing.B) {
@@ -41,7 +58,7 @@ func BenchmarkLoad(b *testing.B) {
 		{"yaml", gencatalog.FormatYAML, nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			dir, size := genCatalog(b, bc.format)
+			dir, size, bundles := genCatalog(b, bc.format)
 			b.SetBytes(size)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -50,7 +67,7 @@ func BenchmarkLoad(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if len(cfg.Bundles) != benchPackages*benchBundles {
+				if len(cfg.Bundles) != bundles {
 					b.Fatalf("loaded %d bundles", len(cfg.Bundles))
 				}
 			}
@@ -62,7 +79,7 @@ func BenchmarkLoad(b *testing.B) {
 // of its JSON rendering.
 func loadForWrite(b *testing.B, write func(declcfg.DeclarativeConfig, io.Writer) error) (*declcfg.DeclarativeConfig, int64) {
 	b.Helper()
-	dir, _ := genCatalog(b, gencatalog.FormatJSON)
+	dir, _, _ := genCatalog(b, gencatalog.FormatJSON)
 	cfg, err := declcfg.LoadDir(context.Background(), dir)
 	if err != nil {
 		b.Fatal(err)
@@ -101,7 +118,7 @@ func BenchmarkWriteYAML(b *testing.B) {
 // BenchmarkRenderJSON is what `opm render DIR -o json` does with a catalog
 // directory: load, then write.
 func BenchmarkRenderJSON(b *testing.B) {
-	dir, size := genCatalog(b, gencatalog.FormatJSON)
+	dir, size, _ := genCatalog(b, gencatalog.FormatJSON)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gencatalog
+
+const raceEnabled = false
