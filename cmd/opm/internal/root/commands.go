@@ -4,8 +4,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/cmd/opm/internal/generate"
 	graphcmd "github.com/opmkit/opm/cmd/opm/internal/graph"
 	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
+	"github.com/opmkit/opm/cmd/opm/internal/list"
+	"github.com/opmkit/opm/cmd/opm/internal/migrate"
 	"github.com/opmkit/opm/cmd/opm/internal/render"
 	"github.com/opmkit/opm/cmd/opm/internal/rendergraph"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
@@ -22,6 +25,9 @@ var commands = []command{
 	{build: render.NewCmd},
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return initcmd.NewCmd(ios) }},
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return version.NewCmd(ios) }},
+	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return generate.NewCmd(ios) }},
+	{alpha: true, build: list.NewCmd},
+	{build: migrate.NewCmd},
 	{alpha: true, build: rendergraph.NewCmd},
 	{build: graphcmd.NewCmd},
 	{build: validatecmd.NewCmd},

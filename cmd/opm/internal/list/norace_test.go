@@ -1,0 +1,5 @@
+//go:build !race
+
+package list_test
+
+const raceEnabled = false

@@ -1,0 +1,188 @@
+// Package migrate implements `opm migrate`: render a file-based catalog
+// (a directory or a catalog image), apply migrations up to a level, and
+// write it back as one directory per package, atomically.
+package migrate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/render"
+)
+
+// Options configure a migration.
+type Options struct {
+	// CatalogRef is an FBC directory or catalog image reference.
+	CatalogRef string
+	// OutputDir receives <package>/catalog.<ext> per package, and
+	// catalog.<ext> for blobs without a package.
+	OutputDir string
+	// MigrationLevel names the last migration to run ("" or "none": none).
+	MigrationLevel string
+	// Format is declcfg.FormatJSON (the default when empty) or FormatYAML.
+	Format declcfg.Format
+	// Force replaces the contents of a non-empty OutputDir. Without it, a
+	// non-empty OutputDir is refused before anything is rendered.
+	Force bool
+	// Registry configures pulls of catalog images.
+	Registry render.RegistryOptions
+	// Logf, when set, receives upstream's two progress lines.
+	Logf func(format string, args ...any)
+}
+
+// NotEmptyError is returned for a non-empty output directory without Force;
+// its text is upstream's.
+type NotEmptyError struct{ Dir string }
+
+func (e *NotEmptyError) Error() string { return fmt.Sprintf("output dir %q must be empty", e.Dir) }
+
+// Migrate runs the migration. On error, OutputDir is left as it was.
+func Migrate(ctx context.Context, o Options) error {
+	if o.Format == "" {
+		o.Format = declcfg.FormatJSON
+	}
+	if o.Format != declcfg.FormatJSON && o.Format != declcfg.FormatYAML {
+		return fmt.Errorf("invalid output format %q, expected (json|yaml)", o.Format)
+	}
+	// Render with no references only checks the migration level, so an
+	// unknown level fails before anything else happens.
+	if _, err := render.Render(ctx, render.Options{MigrationLevel: o.MigrationLevel}); err != nil {
+		return err
+	}
+	empty, err := isEmptyOrAbsent(o.OutputDir)
+	if err != nil {
+		return err
+	}
+	if !empty && !o.Force {
+		return &NotEmptyError{Dir: o.OutputDir}
+	}
+
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	logf("rendering catalog %q as file-based catalog", o.CatalogRef)
+	cfg, err := render.Render(ctx, render.Options{
+		Refs:           []string{o.CatalogRef},
+		AllowedRefMask: render.RefDCImage | render.RefDCDir,
+		MigrationLevel: o.MigrationLevel,
+		Registry:       o.Registry,
+	})
+	if err != nil {
+		return fmt.Errorf("render catalog image: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if empty {
+		err = declcfg.WriteFS(*cfg, o.OutputDir, o.Format)
+	} else {
+		err = replace(*cfg, o.OutputDir, o.Format)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %q: %w", o.OutputDir, err)
+	}
+	logf("wrote rendered file-based catalog to %q", o.OutputDir)
+	return nil
+}
+
+// isEmptyOrAbsent reports whether dir is absent or an empty directory.
+func isEmptyOrAbsent(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("output dir: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("output dir: %w", err)
+	}
+	if !st.IsDir() {
+		return false, fmt.Errorf("output dir %q is not a directory", dir)
+	}
+	names, err := f.Readdirnames(1)
+	if len(names) > 0 {
+		return false, nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("output dir: %w", err)
+	}
+	return true, nil
+}
+
+// replace writes cfg as a new tree beside dir, then swaps it with dir and
+// removes the old tree. If the swap fails, dir is restored. A symlink to a
+// directory is followed, so its target is what gets replaced.
+func replace(cfg declcfg.DeclarativeConfig, dir string, format declcfg.Format) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	parent, base := filepath.Split(filepath.Clean(real))
+	if parent == "" {
+		parent = "."
+	}
+	staging, err := uniqueName(parent, "."+base+".new-")
+	if err != nil {
+		return err
+	}
+	if err := declcfg.WriteFS(cfg, staging, format); err != nil {
+		return err
+	}
+	// Keep the replaced directory's permissions.
+	if err := os.Chmod(staging, st.Mode().Perm()); err != nil {
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	backup, err := uniqueName(parent, "."+base+".old-")
+	if err != nil {
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	if err := os.Rename(real, backup); err != nil {
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	if err := os.Rename(staging, real); err != nil {
+		if rerr := os.Rename(backup, real); rerr != nil {
+			return fmt.Errorf("%w (and restoring the previous contents from %s failed: %v)", err, backup, rerr)
+		}
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	if err := os.RemoveAll(backup); err != nil {
+		return fmt.Errorf("removing the previous contents (%s): %w", backup, err)
+	}
+	return nil
+}
+
+// uniqueName returns a path in parent starting with prefix that does not
+// exist yet.
+func uniqueName(parent, prefix string) (string, error) {
+	for range 100 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		p := filepath.Join(parent, prefix+hex.EncodeToString(b[:]))
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("cannot find a free temporary name in %s", parent)
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package migrate
+
+const raceEnabled = true
