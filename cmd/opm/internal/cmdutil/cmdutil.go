@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"golang.org/x/term"
+
+	"github.com/opmkit/opm/pkg/render"
 )
 
 // IOStreams are the streams a command reads and writes. Commands never touch
@@ -147,4 +149,22 @@ func (g *GlobalOptions) TLS() (skipTLSVerify, useHTTP bool, err error) {
 		return false, true, nil
 	}
 	return g.SkipTLSVerify, g.UseHTTP, nil
+}
+
+// Registry returns the registry options the global flags select, with
+// progress on ios.ErrOut when it is a terminal. A nil receiver (as in
+// tests that build Options by hand) means the defaults.
+func (g *GlobalOptions) Registry(ios *IOStreams) (render.RegistryOptions, error) {
+	var reg render.RegistryOptions
+	if g != nil {
+		skipVerify, useHTTP, err := g.TLS()
+		if err != nil {
+			return reg, err
+		}
+		reg.SkipTLSVerify, reg.UseHTTP = skipVerify, useHTTP
+	}
+	if ios != nil && IsTerminal(ios.ErrOut) {
+		reg.Progress = ios.ErrOut
+	}
+	return reg, nil
 }

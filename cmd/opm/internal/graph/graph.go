@@ -169,14 +169,11 @@ reached, the reason is printed and the exit code is 1.`,
 // load renders the references and builds their graph.
 func load(ctx context.Context, opts *Options) (*declcfg.DeclarativeConfig, *gr.Graph, error) {
 	ro := render.Options{Refs: opts.Refs, AllowedRefMask: render.RefDCDir | render.RefDCImage}
-	if opts.Global != nil {
-		skipVerify, useHTTP, err := opts.Global.TLS()
-		if err != nil {
-			return nil, nil, err
-		}
-		ro.Registry.SkipTLSVerify = skipVerify
-		ro.Registry.UseHTTP = useHTTP
+	reg, err := opts.Global.Registry(opts.IO)
+	if err != nil {
+		return nil, nil, err
 	}
+	ro.Registry = reg
 	cfg, err := render.Render(ctx, ro)
 	if err != nil {
 		return nil, nil, err

@@ -8,7 +8,6 @@ import (
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/pkg/list"
-	"github.com/opmkit/opm/pkg/render"
 )
 
 // What selects the table a list command prints.
@@ -77,13 +76,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := cmdutil.CheckOutput(opts.Output, "text", "json"); err != nil {
 		return err
 	}
-	var reg render.RegistryOptions
-	if opts.Global != nil {
-		skipVerify, useHTTP, err := opts.Global.TLS()
-		if err != nil {
-			return err
-		}
-		reg.SkipTLSVerify, reg.UseHTTP = skipVerify, useHTTP
+	reg, err := opts.Global.Registry(opts.IO)
+	if err != nil {
+		return err
 	}
 	m, err := list.Load(ctx, opts.Ref, reg)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/migrate"
-	"github.com/opmkit/opm/pkg/render"
 )
 
 // Options are the arguments and flags of `opm migrate`.
@@ -59,15 +58,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := cmdutil.CheckOutput(opts.Output, "json", "yaml"); err != nil {
 		return err
 	}
-	var reg render.RegistryOptions
-	if opts.Global != nil {
-		skipVerify, useHTTP, err := opts.Global.TLS()
-		if err != nil {
-			return err
-		}
-		reg.SkipTLSVerify, reg.UseHTTP = skipVerify, useHTTP
+	reg, err := opts.Global.Registry(opts.IO)
+	if err != nil {
+		return err
 	}
-	err := migrate.Migrate(ctx, migrate.Options{
+	err = migrate.Migrate(ctx, migrate.Options{
 		CatalogRef:     opts.CatalogRef,
 		OutputDir:      opts.OutputDir,
 		MigrationLevel: opts.MigrationLevel,

@@ -74,24 +74,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := cmdutil.CheckOutput(opts.Output, "json", "yaml"); err != nil {
 		return err
 	}
-	skipVerify, useHTTP, err := opts.Global.TLS()
+	reg, err := opts.Global.Registry(opts.IO)
 	if err != nil {
 		return err
 	}
+	reg.CAFile, reg.CacheDir, reg.Platform = opts.CAFile, opts.CacheDir, opts.Platform
 	ropts := render.Options{
 		Refs:           opts.Refs,
 		MigrationLevel: opts.MigrateLevel,
 		WithChannels:   opts.WithChannels,
-		Registry: render.RegistryOptions{
-			SkipTLSVerify: skipVerify,
-			UseHTTP:       useHTTP,
-			CAFile:        opts.CAFile,
-			CacheDir:      opts.CacheDir,
-			Platform:      opts.Platform,
-		},
-	}
-	if cmdutil.IsTerminal(opts.IO.ErrOut) {
-		ropts.Registry.Progress = opts.IO.ErrOut
+		Registry:       reg,
 	}
 	if opts.Migrate {
 		ropts.MigrationLevel = "all"

@@ -59,14 +59,11 @@ see 'opm graph'.`,
 // Run renders the references and writes their Mermaid graph.
 func Run(ctx context.Context, opts *Options) error {
 	ro := render.Options{Refs: opts.Refs, AllowedRefMask: render.RefDCDir | render.RefDCImage}
-	if opts.Global != nil {
-		skipVerify, useHTTP, err := opts.Global.TLS()
-		if err != nil {
-			return err
-		}
-		ro.Registry.SkipTLSVerify = skipVerify
-		ro.Registry.UseHTTP = useHTTP
+	reg, err := opts.Global.Registry(opts.IO)
+	if err != nil {
+		return err
 	}
+	ro.Registry = reg
 	cfg, err := render.Render(ctx, ro)
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/internal/buildinfo"
-	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/validate"
 )
 
@@ -65,13 +64,9 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	var reg render.RegistryOptions
-	if opts.Global != nil {
-		skipVerify, useHTTP, err := opts.Global.TLS()
-		if err != nil {
-			return err
-		}
-		reg.SkipTLSVerify, reg.UseHTTP = skipVerify, useHTTP
+	reg, err := opts.Global.Registry(opts.IO)
+	if err != nil {
+		return err
 	}
 	schemas, err := validate.LoadSchemas(opts.SchemaDir)
 	if err != nil {
