@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/opmkit/opm/internal/k8stypes"
 )
 
 // CSV is a bundle's ClusterServiceVersion, decoded the way upstream's
@@ -50,8 +51,8 @@ type objectMeta struct {
 	UID                        string            `json:"uid,omitempty"`
 	ResourceVersion            string            `json:"resourceVersion,omitempty"`
 	Generation                 int64             `json:"generation,omitempty"`
-	CreationTimestamp          k8sTime           `json:"creationTimestamp,omitempty"`
-	DeletionTimestamp          *k8sTime          `json:"deletionTimestamp,omitempty"`
+	CreationTimestamp          k8stypes.Time     `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp          *k8stypes.Time    `json:"deletionTimestamp,omitempty"`
 	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
 	Labels                     map[string]string `json:"labels,omitempty"`
 	Annotations                map[string]string `json:"annotations,omitempty"`
@@ -65,26 +66,6 @@ type objectMeta struct {
 	} `json:"ownerReferences,omitempty"`
 	Finalizers    []string          `json:"finalizers,omitempty"`
 	ManagedFields []json.RawMessage `json:"managedFields,omitempty"`
-}
-
-// k8sTime decodes like metav1.Time: null or an RFC 3339 string.
-type k8sTime struct{ time.Time }
-
-func (t *k8sTime) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		t.Time = time.Time{}
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	pt, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return err
-	}
-	t.Time = pt
-	return nil
 }
 
 func parseCSV(file string, data []byte) (*CSV, error) {

@@ -3,10 +3,10 @@ package migrations
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/k8stypes"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -81,32 +81,12 @@ type objectMeta struct {
 	UID                        string            `json:"uid,omitempty"`
 	ResourceVersion            string            `json:"resourceVersion,omitempty"`
 	Generation                 int64             `json:"generation,omitempty"`
-	CreationTimestamp          k8sTime           `json:"creationTimestamp,omitempty"`
-	DeletionTimestamp          *k8sTime          `json:"deletionTimestamp,omitempty"`
+	CreationTimestamp          k8stypes.Time     `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp          *k8stypes.Time    `json:"deletionTimestamp,omitempty"`
 	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
 	Labels                     map[string]string `json:"labels,omitempty"`
 	Annotations                map[string]string `json:"annotations,omitempty"`
 	Finalizers                 []string          `json:"finalizers,omitempty"`
-}
-
-// k8sTime decodes like metav1.Time: null or an RFC 3339 string.
-type k8sTime struct{ time.Time }
-
-func (t *k8sTime) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		t.Time = time.Time{}
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	pt, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return err
-	}
-	t.Time = pt
-	return nil
 }
 
 // operatorVersion decodes like version.OperatorVersion (semver, tolerant).
