@@ -2,6 +2,7 @@ package declcfg
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -417,6 +418,11 @@ func (p *fastParser) array(out []byte) ([]byte, error) {
 func (p *fastParser) str(out []byte) ([]byte, error) {
 	start := p.i
 	j := p.i + 1
+	if q := bytes.IndexByte(p.src[j:], '"'); q >= 0 && plainASCII(p.src[j:j+q]) {
+		out = append(out, p.src[start:j+q+1]...)
+		p.i = j + q + 1
+		return out, nil
+	}
 	for j < len(p.src) {
 		c := p.src[j]
 		if c == '"' {
@@ -508,6 +514,31 @@ func (p *fastParser) number(out []byte) ([]byte, error) {
 		return out, errDecline
 	}
 	return appendFloat(out, f), nil
+}
+
+// plainASCII reports whether b holds only bytes in 0x20..0x7F other than
+// '\\' (and so needs no decoding), eight bytes at a time.
+func plainASCII(b []byte) bool {
+	const (
+		lo   = 0x0101010101010101
+		hi   = 0x8080808080808080
+		bs   = 0x5c5c5c5c5c5c5c5c // '\\'
+		ctrl = 0x2020202020202020 // bytes below 0x20
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		x := w ^ bs
+		if (w|((w-ctrl)&^w)|((x-lo)&^x))&hi != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendFloat formats f as encoding/json does for float64.

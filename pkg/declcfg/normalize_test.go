@@ -122,3 +122,17 @@ func normalizeBundle(b Bundle) Bundle {
 	}
 	return b
 }
+
+func TestPlainASCII(t *testing.T) {
+	for i := 0; i < 256; i++ {
+		c := byte(i)
+		want := c >= 0x20 && c < 0x80 && c != '\\'
+		for _, pos := range []int{0, 3, 7, 8, 12, 16} {
+			b := []byte("abcdefghijklmnopq")
+			b[pos] = c
+			if got := plainASCII(b); got != want {
+				t.Fatalf("plainASCII with %#x at %d = %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package declcfg
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -259,22 +260,15 @@ func appendRaw(dst []byte, raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return append(dst, "null"...)
 	}
-	inString := false
 	start := 0
 	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
+		switch raw[i] {
 		case '"':
-			inString = true
+			end := skipString(raw, i)
+			if end < 0 {
+				return append(dst, raw[start:]...)
+			}
+			i = end - 1
 		case ' ', '\t', '\n', '\r':
 			dst = append(dst, raw[start:i]...)
 			start = i + 1
@@ -460,13 +454,18 @@ func appendIndent(dst, src []byte) []byte {
 	return dst
 }
 
+// indexQuoteOrBackslash returns the index of the first '"' or '\\' in b, or
+// -1. Two bytes.IndexByte scans (vectorised) beat one byte loop by an
+// order of magnitude on the long base64 strings of bundle objects.
 func indexQuoteOrBackslash(b []byte) int {
-	for i, c := range b {
-		if c == '"' || c == '\\' {
-			return i
-		}
+	q := bytes.IndexByte(b, '"')
+	if q < 0 {
+		return bytes.IndexByte(b, '\\')
 	}
-	return -1
+	if bs := bytes.IndexByte(b[:q], '\\'); bs >= 0 {
+		return bs
+	}
+	return q
 }
 
 const indentSpaces = "                                                                "
