@@ -50,14 +50,9 @@ func BenchmarkRenderBundleImages(b *testing.B) {
 			opts := Options{Refs: refs, Registry: RegistryOptions{CacheDir: cache()}}
 			before := reg.BlobGets()
 			b.StartTimer()
-			rctx, release := ctx, func() {}
-			if prefetch {
-				rctx, release = prefetchImages(ctx, opts)
-			}
-			if _, err := Render(rctx, opts); err != nil {
+			if _, err := render(ctx, opts, prefetch); err != nil {
 				b.Fatal(err)
 			}
-			release()
 			gets += reg.BlobGets() - before
 		}
 		b.ReportMetric(float64(gets)/float64(b.N), "blobGETs/op")

@@ -209,7 +209,7 @@ func TestPrefetchImages(t *testing.T) {
 				}
 			}
 			beforeB, beforeM = reg.BlobGets(), reg.ManifestGets()
-			cfg, err := Render(pctx, opts)
+			cfg, err := render(pctx, opts, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestPrefetchImages(t *testing.T) {
 		opts := Options{Refs: []string{refs[0], bareRef, "no-such-dir/x"}, Registry: RegistryOptions{CacheDir: t.TempDir()}}
 		pctx, release := prefetchImages(ctx, opts)
 		defer release()
-		_, err := Render(pctx, opts)
+		_, err := render(pctx, opts, false)
 		if err == nil || !strings.HasPrefix(err.Error(), `render reference "`+bareRef+`": render "`+bareRef+`": image type could not be determined`) {
 			t.Fatalf("err = %v", err)
 		}
