@@ -43,14 +43,16 @@ func imageOptions(r RegistryOptions) []image.Option {
 // and extracts only what the image type needs (the configs directory, or
 // manifests/ and metadata/) into a private temporary directory, removed on
 // return whatever happens.
-func renderImage(ctx context.Context, ref string, opts Options) (*declcfg.DeclarativeConfig, error) {
-	if c, ok := ctx.Value(imageCacheKey{}).(*imageCache); ok {
-		if r, ok := c.take(ref); ok {
-			return r.cfg, r.err
-		}
-		return renderImageWith(ctx, ref, opts, c.session)
+// pre holds the images rendered ahead of time and their session (may be
+// nil).
+func renderImage(ctx context.Context, ref string, opts Options, pre *imageCache) (*declcfg.DeclarativeConfig, error) {
+	if pre == nil {
+		return renderImageWith(ctx, ref, opts, nil)
 	}
-	return renderImageWith(ctx, ref, opts, nil)
+	if r, ok := pre.take(ref); ok {
+		return r.cfg, r.err
+	}
+	return renderImageWith(ctx, ref, opts, pre.session)
 }
 
 // renderImageWith renders ref, opening it with session when there is one.
@@ -131,9 +133,6 @@ func unknownImageType(labels map[string]string) string {
 	return b.String()
 }
 
-// imageCacheKey keys the images rendered ahead of Render's loop.
-type imageCacheKey struct{}
-
 type imageResult struct {
 	cfg *declcfg.DeclarativeConfig
 	err error
@@ -147,6 +146,13 @@ type imageCache struct {
 	m       map[string]imageResult
 }
 
+// close releases the session; a nil cache is fine.
+func (c *imageCache) close() {
+	if c != nil {
+		c.session.Close()
+	}
+}
+
 func (c *imageCache) take(ref string) (imageResult, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -158,20 +164,17 @@ func (c *imageCache) take(ref string) (imageResult, bool) {
 // prefetchImages renders every image reference among opts.Refs
 // concurrently (4 at a time: downloads overlap with rendering) with one
 // image session, so that connections, auth tokens and blobs are shared, and
-// returns a context carrying the results, which renderImage then hands out
-// in argument order. The output and the error reported (the first failing
-// ref in order) are the same as without it. The returned function releases
-// the session; call it when the render is done:
-//
-//	ctx, release := prefetchImages(ctx, opts)
-//	defer release()
-func prefetchImages(ctx context.Context, opts Options) (context.Context, func()) {
+// returns the results, which renderImage then hands out in argument order.
+// The output and the error reported (the first failing ref in order) are
+// the same as without it. It returns nil when there is no image reference
+// or the mask rejects images; otherwise call close when the render is done.
+func prefetchImages(ctx context.Context, opts Options) *imageCache {
 	mask := opts.AllowedRefMask
 	if mask == 0 {
 		mask = RefAll
 	}
 	if mask&(RefDCImage|RefBundleImage) == 0 {
-		return ctx, func() {}
+		return nil
 	}
 	seen := map[string]bool{}
 	var refs []string
@@ -185,7 +188,7 @@ func prefetchImages(ctx context.Context, opts Options) (context.Context, func())
 		}
 	}
 	if len(refs) == 0 {
-		return ctx, func() {}
+		return nil
 	}
 	opts.AllowedRefMask = mask
 	c := &imageCache{session: image.NewSession(imageOptions(opts.Registry)...), m: map[string]imageResult{}}
@@ -205,5 +208,5 @@ func prefetchImages(ctx context.Context, opts Options) (context.Context, func())
 			c.m[ref] = results[i]
 		}
 	}
-	return context.WithValue(ctx, imageCacheKey{}, c), func() { c.session.Close() }
+	return c
 }

@@ -197,8 +197,8 @@ func TestPrefetchImages(t *testing.T) {
 				t.Fatal(err)
 			}
 			beforeB, beforeM := reg.BlobGets(), reg.ManifestGets()
-			pctx, release := prefetchImages(ctx, opts)
-			defer release()
+			pre := prefetchImages(ctx, opts)
+			defer pre.close()
 			// 3 manifests, 3 configs and their 1 shared layer, once each.
 			if n := reg.ManifestGets() - beforeM; n != 3 {
 				t.Errorf("prefetch: %d manifest GETs, want 3", n)
@@ -209,7 +209,7 @@ func TestPrefetchImages(t *testing.T) {
 				}
 			}
 			beforeB, beforeM = reg.BlobGets(), reg.ManifestGets()
-			cfg, err := render(pctx, opts, false)
+			cfg, err := renderPrefetched(ctx, opts, prefetched{images: pre})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,18 +230,16 @@ func TestPrefetchImages(t *testing.T) {
 	t.Run("Error/FirstInOrder", func(t *testing.T) {
 		privateTemp(t)
 		opts := Options{Refs: []string{refs[0], bareRef, "no-such-dir/x"}, Registry: RegistryOptions{CacheDir: t.TempDir()}}
-		pctx, release := prefetchImages(ctx, opts)
-		defer release()
-		_, err := render(pctx, opts, false)
+		pre := prefetchImages(ctx, opts)
+		defer pre.close()
+		_, err := renderPrefetched(ctx, opts, prefetched{images: pre})
 		if err == nil || !strings.HasPrefix(err.Error(), `render reference "`+bareRef+`": render "`+bareRef+`": image type could not be determined`) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("Success/MaskWithoutImages", func(t *testing.T) {
 		opts := Options{Refs: refs, AllowedRefMask: RefDCDir}
-		pctx, release := prefetchImages(ctx, opts)
-		defer release()
-		if pctx.Value(imageCacheKey{}) != nil {
+		if pre := prefetchImages(ctx, opts); pre != nil {
 			t.Error("prefetched images the mask rejects")
 		}
 	})

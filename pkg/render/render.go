@@ -66,8 +66,15 @@ func Render(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, erro
 	return render(ctx, opts, true)
 }
 
-// render is Render; prefetch=false parses bundle directories one at a time
-// (tests compare the two).
+// prefetched holds the references rendered concurrently ahead of Render's
+// in-order loop.
+type prefetched struct {
+	bundles *bundleCache
+	images  *imageCache
+}
+
+// render is Render; prefetch=false renders one reference at a time (tests
+// compare the two).
 func render(ctx context.Context, opts Options, prefetch bool) (*declcfg.DeclarativeConfig, error) {
 	if opts.AllowedRefMask == 0 {
 		opts.AllowedRefMask = RefAll
@@ -75,14 +82,20 @@ func render(ctx context.Context, opts Options, prefetch bool) (*declcfg.Declarat
 	if err := checkMigrationLevel(opts.MigrationLevel); err != nil {
 		return nil, err
 	}
-	// Bundle directories are parsed concurrently up front; the loop below
-	// still renders, and reports errors, in argument order.
-	var pre *bundleCache
+	var pre prefetched
 	if prefetch {
-		pre = prefetchBundleDirs(ctx, opts)
-		var release func()
-		ctx, release = prefetchImages(ctx, opts)
-		defer release()
+		pre.bundles = prefetchBundleDirs(ctx, opts)
+		pre.images = prefetchImages(ctx, opts)
+		defer pre.images.close()
+	}
+	return renderPrefetched(ctx, opts, pre)
+}
+
+// renderPrefetched renders, reports errors and merges in argument order,
+// taking what pre already rendered.
+func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
+	if opts.AllowedRefMask == 0 {
+		opts.AllowedRefMask = RefAll
 	}
 	var out declcfg.DeclarativeConfig
 	for _, ref := range opts.Refs {
@@ -105,10 +118,10 @@ func render(ctx context.Context, opts Options, prefetch bool) (*declcfg.Declarat
 	return &out, nil
 }
 
-func renderReference(ctx context.Context, ref string, opts Options, pre *bundleCache) (*declcfg.DeclarativeConfig, error) {
+func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
-		return renderImage(ctx, ref, opts)
+		return renderImage(ctx, ref, opts, pre.images)
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
@@ -117,7 +130,7 @@ func renderReference(ctx context.Context, ref string, opts Options, pre *bundleC
 		if opts.AllowedRefMask&RefBundleDir == 0 {
 			return nil, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
 		}
-		return renderBundleDir(ctx, ref, opts, pre)
+		return renderBundleDir(ctx, ref, opts, pre.bundles)
 	}
 	if opts.AllowedRefMask&RefDCDir == 0 {
 		return nil, fmt.Errorf("cannot render declarative config directory: %w", ErrNotAllowed)
