@@ -7,16 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -528,14 +527,18 @@ func WriteFS(cfg DeclarativeConfig, dir string, format Format) error {
 	}
 	slices.Sort(names)
 
-	if err := checkEmptyOrAbsent(dir); err != nil {
+	empty, err := fsutil.EmptyOrAbsent(dir)
+	if err != nil {
 		return err
+	}
+	if !empty {
+		return fmt.Errorf("output dir %q must be empty", dir)
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o777); err != nil {
 		return err
 	}
-	tmp, err := mkdirUnique(parent, "."+filepath.Base(dir)+".tmp-")
+	tmp, err := fsutil.MkdirUnique(parent, "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return err
 	}
@@ -570,36 +573,4 @@ func writeFile(name string, cfg DeclarativeConfig, format Format) error {
 		return err
 	}
 	return f.Close()
-}
-
-// checkEmptyOrAbsent returns an error unless dir is absent or an empty
-// directory.
-func checkEmptyOrAbsent(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(entries) > 0 {
-		return fmt.Errorf("output dir %q must be empty", dir)
-	}
-	return nil
-}
-
-// mkdirUnique creates a new directory named prefix+random in parent with
-// mode 0777 minus umask (os.MkdirTemp would use 0700).
-func mkdirUnique(parent, prefix string) (string, error) {
-	for range 100 {
-		name := filepath.Join(parent, prefix+strconv.FormatUint(rand.Uint64(), 36))
-		err := os.Mkdir(name, 0o777)
-		if err == nil {
-			return name, nil
-		}
-		if !os.IsExist(err) {
-			return "", err
-		}
-	}
-	return "", fmt.Errorf("cannot create a temporary directory in %s", parent)
 }

@@ -9,11 +9,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/render"
 )
@@ -96,29 +96,14 @@ func Migrate(ctx context.Context, o Options) error {
 
 // isEmptyOrAbsent reports whether dir is absent or an empty directory.
 func isEmptyOrAbsent(dir string) (bool, error) {
-	f, err := os.Open(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("output dir: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false, fmt.Errorf("output dir: %w", err)
-	}
-	if !st.IsDir() {
+	empty, err := fsutil.EmptyOrAbsent(dir)
+	if errors.Is(err, fsutil.ErrNotDirectory) {
 		return false, fmt.Errorf("output dir %q is not a directory", dir)
 	}
-	names, err := f.Readdirnames(1)
-	if len(names) > 0 {
-		return false, nil
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil {
 		return false, fmt.Errorf("output dir: %w", err)
 	}
-	return true, nil
+	return empty, nil
 }
 
 // replace writes cfg as a new tree beside dir, then swaps it with dir and
