@@ -9,10 +9,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/blang/semver/v4"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/opmkit/opm/pkg/bundle"
 	"github.com/opmkit/opm/pkg/declcfg"
@@ -22,34 +20,11 @@ import (
 // renderBundleDir renders a bundle directory (manifests/ + metadata/). Its
 // image is "" unless opts.ImageRefTemplate is set.
 // pre holds the directories rendered ahead of time (may be nil).
-func renderBundleDir(ctx context.Context, dir string, opts Options, pre *bundleCache) (*declcfg.DeclarativeConfig, error) {
+func renderBundleDir(ctx context.Context, dir string, opts Options, pre *renderedAhead) (*declcfg.DeclarativeConfig, error) {
 	if r, ok := pre.take(dir); ok {
 		return r.cfg, r.err
 	}
 	return RenderBundleFS(ctx, os.DirFS(dir), "", opts)
-}
-
-type bundleResult struct {
-	cfg *declcfg.DeclarativeConfig
-	err error
-}
-
-// bundleCache holds bundle directories rendered ahead of Render's
-// in-order loop. Each result is used once.
-type bundleCache struct {
-	mu sync.Mutex
-	m  map[string]bundleResult
-}
-
-func (c *bundleCache) take(dir string) (bundleResult, bool) {
-	if c == nil {
-		return bundleResult{}, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.m[dir]
-	delete(c.m, dir)
-	return r, ok
 }
 
 // prefetchBundleDirs renders every bundle directory among opts.Refs
@@ -58,7 +33,7 @@ func (c *bundleCache) take(dir string) (bundleResult, bool) {
 // error reported (the first failing ref in order) are the same as without
 // it. It returns nil for fewer than two bundle directories or when the mask
 // rejects them.
-func prefetchBundleDirs(ctx context.Context, opts Options) *bundleCache {
+func prefetchBundleDirs(ctx context.Context, opts Options) *renderedAhead {
 	mask := opts.AllowedRefMask
 	if mask == 0 {
 		mask = RefAll
@@ -66,36 +41,16 @@ func prefetchBundleDirs(ctx context.Context, opts Options) *bundleCache {
 	if mask&RefBundleDir == 0 {
 		return nil
 	}
-	seen := map[string]bool{}
-	var dirs []string
-	for _, ref := range opts.Refs {
-		if seen[ref] {
-			continue
-		}
-		seen[ref] = true
-		if st, err := os.Stat(ref); err == nil && st.IsDir() && isBundleDir(ref) {
-			dirs = append(dirs, ref)
-		}
-	}
+	dirs := uniqueRefs(opts.Refs, func(ref string) bool {
+		st, err := os.Stat(ref)
+		return err == nil && st.IsDir() && isBundleDir(ref)
+	})
 	if len(dirs) < 2 {
 		return nil
 	}
-	results := make([]bundleResult, len(dirs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, dir := range dirs {
-		g.Go(func() error {
-			cfg, err := RenderBundleFS(gctx, os.DirFS(dir), "", opts)
-			results[i] = bundleResult{cfg: cfg, err: err}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	c := &bundleCache{m: make(map[string]bundleResult, len(dirs))}
-	for i, dir := range dirs {
-		c.m[dir] = results[i]
-	}
-	return c
+	return renderAhead(ctx, dirs, runtime.GOMAXPROCS(0), func(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
+		return RenderBundleFS(ctx, os.DirFS(dir), "", opts)
+	})
 }
 
 // imageRefTemplateData is what --alpha-image-ref-template sees.

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
@@ -133,17 +130,11 @@ func unknownImageType(labels map[string]string) string {
 	return b.String()
 }
 
-type imageResult struct {
-	cfg *declcfg.DeclarativeConfig
-	err error
-}
-
 // imageCache holds images rendered ahead of Render's in-order loop (each
 // result is used once) and the session that opened them.
 type imageCache struct {
 	session *image.Session
-	mu      sync.Mutex
-	m       map[string]imageResult
+	*renderedAhead
 }
 
 // close releases the session; a nil cache is fine.
@@ -151,14 +142,6 @@ func (c *imageCache) close() {
 	if c != nil {
 		c.session.Close()
 	}
-}
-
-func (c *imageCache) take(ref string) (imageResult, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.m[ref]
-	delete(c.m, ref)
-	return r, ok
 }
 
 // prefetchImages renders every image reference among opts.Refs
@@ -176,37 +159,19 @@ func prefetchImages(ctx context.Context, opts Options) *imageCache {
 	if mask&(RefDCImage|RefBundleImage) == 0 {
 		return nil
 	}
-	seen := map[string]bool{}
-	var refs []string
-	for _, ref := range opts.Refs {
-		if seen[ref] {
-			continue
-		}
-		seen[ref] = true
-		if _, err := os.Stat(ref); err != nil {
-			refs = append(refs, ref)
-		}
-	}
+	refs := uniqueRefs(opts.Refs, func(ref string) bool {
+		_, err := os.Stat(ref)
+		return err != nil
+	})
 	if len(refs) == 0 {
 		return nil
 	}
 	opts.AllowedRefMask = mask
-	c := &imageCache{session: image.NewSession(imageOptions(opts.Registry)...), m: map[string]imageResult{}}
+	c := &imageCache{session: image.NewSession(imageOptions(opts.Registry)...)}
 	if len(refs) > 1 {
-		results := make([]imageResult, len(refs))
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(4)
-		for i, ref := range refs {
-			g.Go(func() error {
-				cfg, err := renderImageWith(gctx, ref, opts, c.session)
-				results[i] = imageResult{cfg: cfg, err: err}
-				return nil
-			})
-		}
-		_ = g.Wait()
-		for i, ref := range refs {
-			c.m[ref] = results[i]
-		}
+		c.renderedAhead = renderAhead(ctx, refs, 4, func(ctx context.Context, ref string) (*declcfg.DeclarativeConfig, error) {
+			return renderImageWith(ctx, ref, opts, c.session)
+		})
 	}
 	return c
 }

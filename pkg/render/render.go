@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 	"text/template"
 
 	"github.com/opmkit/opm/pkg/declcfg"
@@ -69,8 +70,70 @@ func Render(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, erro
 // prefetched holds the references rendered concurrently ahead of Render's
 // in-order loop.
 type prefetched struct {
-	bundles *bundleCache
+	bundles *renderedAhead
 	images  *imageCache
+}
+
+// renderedAhead holds references rendered ahead of the in-order loop, each
+// handed out once. A nil *renderedAhead holds nothing.
+type renderedAhead struct {
+	mu sync.Mutex
+	m  map[string]renderResult
+}
+
+type renderResult struct {
+	cfg *declcfg.DeclarativeConfig
+	err error
+}
+
+// take returns and forgets the result for ref.
+func (c *renderedAhead) take(ref string) (renderResult, bool) {
+	if c == nil {
+		return renderResult{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[ref]
+	delete(c.m, ref)
+	return r, ok
+}
+
+// renderAhead renders refs with fn, at most limit at a time, and keeps
+// every result (errors included: the in-order loop decides which one is
+// reported).
+func renderAhead(ctx context.Context, refs []string, limit int, fn func(context.Context, string) (*declcfg.DeclarativeConfig, error)) *renderedAhead {
+	results := make([]renderResult, len(refs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, limit)
+	for i, ref := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cfg, err := fn(ctx, ref)
+			results[i] = renderResult{cfg: cfg, err: err}
+		}()
+	}
+	wg.Wait()
+	c := &renderedAhead{m: make(map[string]renderResult, len(refs))}
+	for i, ref := range refs {
+		c.m[ref] = results[i]
+	}
+	return c
+}
+
+// uniqueRefs returns the distinct refs for which keep is true, in order.
+func uniqueRefs(refs []string, keep func(string) bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ref := range refs {
+		if !seen[ref] && keep(ref) {
+			out = append(out, ref)
+		}
+		seen[ref] = true
+	}
+	return out
 }
 
 // render is Render; prefetch=false renders one reference at a time (tests
