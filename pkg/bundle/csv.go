@@ -35,37 +35,11 @@ type CSV struct {
 // registryCSV mirrors upstream's registry.ClusterServiceVersion; decoding
 // into it with encoding/json fails exactly where upstream's decode fails.
 type registryCSV struct {
-	Kind       string          `json:"kind,omitempty"`
-	APIVersion string          `json:"apiVersion,omitempty"`
-	Metadata   objectMeta      `json:"metadata"`
-	Spec       json.RawMessage `json:"spec"`
-	Status     json.RawMessage `json:"status"`
-}
-
-// objectMeta mirrors the typed fields of metav1.ObjectMeta.
-type objectMeta struct {
-	Name                       string            `json:"name,omitempty"`
-	GenerateName               string            `json:"generateName,omitempty"`
-	Namespace                  string            `json:"namespace,omitempty"`
-	SelfLink                   string            `json:"selfLink,omitempty"`
-	UID                        string            `json:"uid,omitempty"`
-	ResourceVersion            string            `json:"resourceVersion,omitempty"`
-	Generation                 int64             `json:"generation,omitempty"`
-	CreationTimestamp          k8stypes.Time     `json:"creationTimestamp,omitempty"`
-	DeletionTimestamp          *k8stypes.Time    `json:"deletionTimestamp,omitempty"`
-	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
-	Labels                     map[string]string `json:"labels,omitempty"`
-	Annotations                map[string]string `json:"annotations,omitempty"`
-	OwnerReferences            []struct {
-		APIVersion         string `json:"apiVersion"`
-		Kind               string `json:"kind"`
-		Name               string `json:"name"`
-		UID                string `json:"uid"`
-		Controller         *bool  `json:"controller,omitempty"`
-		BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
-	} `json:"ownerReferences,omitempty"`
-	Finalizers    []string          `json:"finalizers,omitempty"`
-	ManagedFields []json.RawMessage `json:"managedFields,omitempty"`
+	Kind       string              `json:"kind,omitempty"`
+	APIVersion string              `json:"apiVersion,omitempty"`
+	Metadata   k8stypes.ObjectMeta `json:"metadata"`
+	Spec       json.RawMessage     `json:"spec"`
+	Status     json.RawMessage     `json:"status"`
 }
 
 func parseCSV(file string, data []byte) (*CSV, error) {

@@ -66,27 +66,11 @@ type csvMetadata struct {
 // (names, JSON tags and order).
 
 type typedCSV struct {
-	Kind       string          `json:"kind,omitempty"`
-	APIVersion string          `json:"apiVersion,omitempty"`
-	Metadata   objectMeta      `json:"metadata,omitempty"`
-	Spec       csvSpec         `json:"spec,omitempty"`
-	Status     json.RawMessage `json:"status,omitempty"`
-}
-
-type objectMeta struct {
-	Name                       string            `json:"name,omitempty"`
-	GenerateName               string            `json:"generateName,omitempty"`
-	Namespace                  string            `json:"namespace,omitempty"`
-	SelfLink                   string            `json:"selfLink,omitempty"`
-	UID                        string            `json:"uid,omitempty"`
-	ResourceVersion            string            `json:"resourceVersion,omitempty"`
-	Generation                 int64             `json:"generation,omitempty"`
-	CreationTimestamp          k8stypes.Time     `json:"creationTimestamp,omitempty"`
-	DeletionTimestamp          *k8stypes.Time    `json:"deletionTimestamp,omitempty"`
-	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
-	Labels                     map[string]string `json:"labels,omitempty"`
-	Annotations                map[string]string `json:"annotations,omitempty"`
-	Finalizers                 []string          `json:"finalizers,omitempty"`
+	Kind       string              `json:"kind,omitempty"`
+	APIVersion string              `json:"apiVersion,omitempty"`
+	Metadata   k8stypes.ObjectMeta `json:"metadata,omitempty"`
+	Spec       csvSpec             `json:"spec,omitempty"`
+	Status     json.RawMessage     `json:"status,omitempty"`
 }
 
 // operatorVersion decodes like version.OperatorVersion (semver, tolerant).
