@@ -236,6 +236,24 @@ func selectConfig(cfg *declcfg.DeclarativeConfig, sel *gr.Graph) *declcfg.Declar
 	return out
 }
 
+// loadFrom loads the catalog and resolves --from in the one package a
+// successors or path query is about.
+func loadFrom(ctx context.Context, opts *Options) (*gr.PackageGraph, gr.Installed, error) {
+	_, g, err := load(ctx, opts)
+	if err != nil {
+		return nil, gr.Installed{}, err
+	}
+	p, err := onePackage(g, opts)
+	if err != nil {
+		return nil, gr.Installed{}, err
+	}
+	in, err := p.Resolve(opts.From)
+	if err != nil {
+		return nil, gr.Installed{}, err
+	}
+	return p, in, nil
+}
+
 // onePackage returns the package a successors or path query is about.
 func onePackage(g *gr.Graph, opts *Options) (*gr.PackageGraph, error) {
 	switch len(opts.Packages) {
@@ -305,15 +323,7 @@ func RunSuccessors(ctx context.Context, opts *Options) error {
 	if err := cmdutil.CheckOutput(opts.Output, "text", "json"); err != nil {
 		return err
 	}
-	_, g, err := load(ctx, opts)
-	if err != nil {
-		return err
-	}
-	p, err := onePackage(g, opts)
-	if err != nil {
-		return err
-	}
-	in, err := p.Resolve(opts.From)
+	p, in, err := loadFrom(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -413,15 +423,7 @@ func RunPath(ctx context.Context, opts *Options) error {
 		}
 		po.Range = r
 	}
-	_, g, err := load(ctx, opts)
-	if err != nil {
-		return err
-	}
-	p, err := onePackage(g, opts)
-	if err != nil {
-		return err
-	}
-	in, err := p.Resolve(opts.From)
+	p, in, err := loadFrom(ctx, opts)
 	if err != nil {
 		return err
 	}
