@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"sync"
@@ -184,6 +185,11 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
+		// A path that exists but cannot be read (permission, not a
+		// directory on the way) is not an image reference either.
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 		return renderImage(ctx, ref, opts, pre.images)
 	}
 	if !st.IsDir() {
