@@ -2,10 +2,10 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -97,15 +97,30 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	if err := img.Extract(ctx, tmp, paths...); err != nil {
 		return nil, err
 	}
+	// Every read of the extracted content goes through an os.Root: a
+	// symbolic link in the image cannot lead to a host file, whatever
+	// extraction let through.
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	if bundle {
-		return RenderBundleFS(ctx, os.DirFS(tmp), ref, opts)
+		return RenderBundleFS(ctx, root.FS(), ref, opts)
 	}
 	rel := path.Clean("/" + paths[0])
-	root := filepath.Join(tmp, filepath.FromSlash(rel))
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+	sub, err := root.OpenRoot("." + rel)
+	if err == nil {
+		defer sub.Close()
+		var st os.FileInfo
+		if st, err = sub.Stat("."); err == nil && !st.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
 	}
-	cfg, err := declcfg.LoadDir(ctx, root, declcfg.WithPathPrefix(ref+":"+rel))
+	cfg, err := declcfg.LoadFS(ctx, sub.FS(), declcfg.WithPathPrefix(ref+":"+rel))
 	if err != nil {
 		return nil, err
 	}
