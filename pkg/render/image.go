@@ -32,6 +32,7 @@ func imageOptions(r RegistryOptions) []image.Option {
 		image.WithCacheDir(r.CacheDir),
 		image.WithPlatform(r.Platform),
 		image.WithProgress(r.Progress),
+		image.WithLimits(r.Limits),
 	}
 }
 
@@ -97,10 +98,15 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	if err := img.Extract(ctx, tmp, paths...); err != nil {
 		return nil, err
 	}
-	// Every read of the extracted content goes through an os.Root: a
-	// symbolic link in the image cannot lead to a host file, whatever
-	// extraction let through.
-	root, err := os.OpenRoot(tmp)
+	return loadExtracted(ctx, tmp, ref, paths[0], bundle, opts)
+}
+
+// loadExtracted renders what an image extracted into dir: the bundle at its
+// root, or the FBC under rel. Every read goes through an os.Root, so a
+// symbolic link in the image cannot lead to a host file, whatever the
+// extraction let through.
+func loadExtracted(ctx context.Context, dir, ref, rel string, bundle bool, opts Options) (*declcfg.DeclarativeConfig, error) {
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +114,7 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	if bundle {
 		return RenderBundleFS(ctx, root.FS(), ref, opts)
 	}
-	rel := path.Clean("/" + paths[0])
+	rel = path.Clean("/" + rel)
 	sub, err := root.OpenRoot("." + rel)
 	if err == nil {
 		defer sub.Close()
@@ -120,11 +126,7 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	if err != nil {
 		return nil, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
 	}
-	cfg, err := declcfg.LoadFS(ctx, sub.FS(), declcfg.WithPathPrefix(ref+":"+rel))
-	if err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return declcfg.LoadFS(ctx, sub.FS(), declcfg.WithPathPrefix(ref+":"+rel))
 }
 
 // unknownImageType is upstream's error for images without a usable label.

@@ -14,6 +14,7 @@ import (
 	"text/template"
 
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -61,6 +62,9 @@ type RegistryOptions struct {
 	// Progress receives one line per downloaded blob (nil = silent); pass
 	// stderr only when it is a terminal.
 	Progress io.Writer
+	// Limits bound what reading an image may cost (zero fields: the
+	// defaults).
+	Limits image.Limits
 }
 
 // Render renders every reference and returns their concatenated blobs.
