@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -32,6 +33,31 @@ import (
 type blobCache struct {
 	dir     string
 	flights singleflight.Group
+
+	rootOnce sync.Once
+	root     *os.Root // dir, once it exists: entries are read through it
+}
+
+// rel is the entry of d relative to the cache directory.
+func rel(d v1.Hash) string { return "blobs/" + d.Algorithm + "/" + d.Hex }
+
+// openRoot returns the cache directory as an os.Root (nil when it cannot
+// be opened: entries are then opened by path), so that an entry that is a
+// link out of the cache is a miss, never read.
+func (c *blobCache) openRoot() *os.Root {
+	c.rootOnce.Do(func() {
+		if os.MkdirAll(c.dir, 0o700) == nil {
+			c.root, _ = os.OpenRoot(c.dir)
+		}
+	})
+	return c.root
+}
+
+// close releases the cache's root.
+func (c *blobCache) close() {
+	if c.root != nil {
+		c.root.Close()
+	}
 }
 
 // corruptError is a cache entry whose content does not match its digest.
@@ -65,7 +91,15 @@ func (c *blobCache) path(d v1.Hash) string {
 // reader fails with a *corruptError at its end when the content does not
 // hash to d.
 func (c *blobCache) open(ctx context.Context, d v1.Descriptor) (rc io.ReadCloser, ok bool, err error) {
-	f, size, err := openRegular(nil, c.path(d.Digest))
+	var (
+		f    *os.File
+		size int64
+	)
+	if root := c.openRoot(); root != nil {
+		f, size, err = openRegular(root, rel(d.Digest))
+	} else {
+		f, size, err = openRegular(nil, c.path(d.Digest))
+	}
 	if err != nil {
 		return nil, false, nil
 	}
@@ -85,7 +119,15 @@ func (c *blobCache) open(ctx context.Context, d v1.Descriptor) (rc io.ReadCloser
 // present reports whether blob d is in the cache as a regular file of its
 // size (its content is verified when it is read).
 func (c *blobCache) present(d v1.Descriptor) bool {
-	fi, err := os.Lstat(c.path(d.Digest))
+	var (
+		fi  fs.FileInfo
+		err error
+	)
+	if root := c.openRoot(); root != nil {
+		fi, err = root.Lstat(rel(d.Digest))
+	} else {
+		fi, err = os.Lstat(c.path(d.Digest))
+	}
 	return err == nil && fi.Mode().IsRegular() && fi.Size() == d.Size
 }
 

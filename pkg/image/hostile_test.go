@@ -28,7 +28,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/opmkit/opm/internal/registrytest"
@@ -592,7 +591,6 @@ func jsonBytes(t *testing.T, v any) []byte {
 	return b
 }
 
-var _ = mutate.AppendLayers
 
 // TestCacheSharedProcesses: processes sharing a cache download each blob
 // once (the per-blob flock), and none sees a half-written blob.

@@ -100,6 +100,9 @@ func NewSession(opts ...Option) *Session {
 // the cache is disabled). Images opened by the session must not be used
 // after it.
 func (s *Session) Close() error {
+	if s.cache != nil {
+		s.cache.close()
+	}
 	if s.tmp == "" {
 		return nil
 	}

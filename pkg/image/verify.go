@@ -94,15 +94,6 @@ func (v *verifier) Close() error {
 	return v.c.Close()
 }
 
-// readVerified reads the size bytes of r (never more) and verifies them.
-func readVerified(ctx context.Context, r io.Reader, want v1.Hash, size int64) ([]byte, error) {
-	v, err := newVerifier(ctx, r, nil, want, size)
-	if err != nil {
-		return nil, err
-	}
-	return readExact(v, size)
-}
-
 // readExact reads the size bytes of a verifying reader, then the final
 // read that checks them.
 func readExact(v io.Reader, size int64) ([]byte, error) {
