@@ -591,7 +591,6 @@ func jsonBytes(t *testing.T, v any) []byte {
 	return b
 }
 
-
 // TestCacheSharedProcesses: processes sharing a cache download each blob
 // once (the per-blob flock), and none sees a half-written blob.
 func TestCacheSharedProcesses(t *testing.T) {
