@@ -399,6 +399,7 @@ func TestCacheHostile(t *testing.T) {
 			}
 		}()
 		ok, failed := 0, 0
+		before := reg.BlobGets()
 		for range 40 {
 			got, err := openExtract(t, ref, []string{"configs"}, o...)
 			if err != nil {
@@ -413,7 +414,7 @@ func TestCacheHostile(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
-		t.Logf("%d clean extractions, %d refused (never the swapped content)", ok, failed)
+		t.Logf("%d clean extractions, %d refused, %d swapped entries downloaded again (never the swapped content)", ok, failed, reg.BlobGets()-before)
 	})
 }
 

@@ -97,6 +97,13 @@ func TestLayoutHostile(t *testing.T) {
 			os.Remove(blobFile(dir, ld))
 			syscall.Mkfifo(blobFile(dir, ld), 0o600)
 		}, want: []string{"layer " + ld.String(), "not a regular file (a named pipe)"}},
+		{name: "DeviceLayer", spoil: func(t *testing.T, dir, _ string) {
+			// A character device like /dev/zero (1, 5); needs root.
+			os.Remove(blobFile(dir, ld))
+			if err := syscall.Mknod(blobFile(dir, ld), syscall.S_IFCHR|0o600, 1<<8|5); err != nil {
+				t.Skipf("mknod: %v", err)
+			}
+		}, want: []string{"layer " + ld.String(), "not a regular file (a character device)"}},
 		{name: "IndexLinkToDevZero", spoil: func(t *testing.T, dir, _ string) {
 			os.Remove(filepath.Join(dir, "index.json"))
 			os.Symlink("/dev/zero", filepath.Join(dir, "index.json"))
