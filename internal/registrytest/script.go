@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,6 +49,8 @@ import (
 //	                               same size, other bytes; or a FIFO in its place
 //	dirsize DIR MAX                fail when DIR's files hold more than MAX bytes or a
 //	                               temporary (.tmp-*) file is left
+//	status CODE PROG [ARGS...]     run PROG (as exec does) and expect exit code CODE
+//	                               (stdout and stderr are then checked as after exec)
 func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(*testscript.TestScript, bool, []string){
 		"registry":   cmdRegistry,
@@ -57,6 +61,7 @@ func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"mkfifo":     cmdMkfifo,
 		"spoilblobs": cmdSpoilBlobs,
 		"dirsize":    cmdDirSize,
+		"status":     cmdStatus,
 	}
 }
 
@@ -357,5 +362,24 @@ func cmdDirSize(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	if total > max {
 		ts.Fatalf("%s holds %d bytes, more than %d", args[0], total, max)
+	}
+}
+
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
 }
