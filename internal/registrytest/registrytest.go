@@ -46,6 +46,7 @@ type Server struct {
 	manifestGets atomic.Int64
 	fault        atomic.Pointer[func(http.ResponseWriter, *http.Request) bool]
 	srv          *httptest.Server
+	reg          http.Handler
 }
 
 // New starts an in-process registry, closed when the test ends.
@@ -53,6 +54,7 @@ func New(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{}
 	reg := registry.New(registry.Logger(discardLogger()))
+	s.reg = reg
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f := s.fault.Load(); f != nil && (*f)(w, r) {
 			return
@@ -70,6 +72,10 @@ func New(t testing.TB) *Server {
 	s.Host = strings.TrimPrefix(s.srv.URL, "http://")
 	return s
 }
+
+// Registry returns the well-behaved registry behind the faults (for a
+// fault that passes some requests through).
+func (s *Server) Registry() http.Handler { return s.reg }
 
 // Close stops the server (to test a registry that is down).
 func (s *Server) Close() { s.srv.Close() }

@@ -4,12 +4,16 @@ import (
 	"archive/tar"
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -19,24 +23,44 @@ import (
 // Errors wrapped by extraction failures.
 var (
 	ErrUnsafePath = errors.New("unsafe path")
-	ErrTooLarge   = errors.New("extraction limit exceeded")
+	// ErrTooLarge is matched (errors.Is) by every error for input over
+	// one of the [Limits].
+	ErrTooLarge = errors.New("limit exceeded")
 )
+
+// limitError is an error for input over a limit; its text names the
+// limit, and it matches ErrTooLarge.
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string        { return e.msg }
+func (e *limitError) Is(target error) bool { return target == ErrTooLarge }
+
+// tooLarge returns a *limitError.
+func tooLarge(format string, a ...any) error { return &limitError{fmt.Sprintf(format, a...)} }
+
+// maxLinkHops bounds the symbolic links followed resolving one path, as
+// Linux does (MAXSYMLINKS).
+const maxLinkHops = 40
 
 // extractor applies layers to a destination directory, keeping only the
 // wanted paths. All writes go through an os.Root, so nothing can land
-// outside the destination even through links.
+// outside the destination even through links, and at the end every
+// symbolic link written is resolved inside the destination (physically,
+// following the links it meets) and must stay in it.
 type extractor struct {
-	root       *os.Root
-	wants      []string // cleaned, relative; nil = everything
-	maxBytes   int64
-	maxEntries int
-	written    int64
-	entries    int
-	created    map[string]bool // paths written by the current layer
+	root    *os.Root
+	wants   []string // cleaned, relative; nil = everything
+	limits  Limits
+	written int64 // bytes written
+	read    int64 // tar bytes read
+	entries int
+	created map[string]bool // paths written by the current layer
+	links   map[string]bool // symbolic links written
+	before  map[string]bool // top-level names dst held before
 }
 
-func newExtractor(dst string, paths []string, maxBytes int64, maxEntries int) (*extractor, error) {
-	x := &extractor{maxBytes: maxBytes, maxEntries: maxEntries}
+func newExtractor(dst string, paths []string, limits Limits) (*extractor, error) {
+	x := &extractor{limits: limits.withDefaults(), links: map[string]bool{}, before: map[string]bool{}}
 	for _, p := range paths {
 		c := path.Clean("/" + p)[1:]
 		if c == "" {
@@ -50,10 +74,37 @@ func newExtractor(dst string, paths []string, maxBytes int64, maxEntries int) (*
 		return nil, err
 	}
 	x.root = root
+	names, err := x.readDirNames(".")
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	for _, n := range names {
+		x.before[n] = true
+	}
 	return x, nil
 }
 
 func (x *extractor) close() { x.root.Close() }
+
+// clean removes what the extraction created at the top of dst.
+func (x *extractor) clean() {
+	names, _ := x.readDirNames(".")
+	for _, n := range names {
+		if !x.before[n] {
+			x.root.RemoveAll(n)
+		}
+	}
+}
+
+func (x *extractor) readDirNames(dir string) ([]string, error) {
+	f, err := x.root.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
 
 // relevant reports whether p is a wanted path or lies under one.
 func (x *extractor) relevant(p string) bool {
@@ -99,20 +150,38 @@ func decompress(r *bufio.Reader) (io.ReadCloser, error) {
 	return io.NopCloser(r), nil
 }
 
-func (x *extractor) applyLayer(ctx context.Context, l layer) error {
+// applyLayer applies layer l. When anything fails, the rest of the raw
+// layer is read so that a layer that does not match its digest is
+// reported as such (a corrupted cache entry, say, rather than the gzip or
+// tar error it causes).
+func (x *extractor) applyLayer(ctx context.Context, l layer) (err error) {
 	rc, err := l.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(ctxReader{ctx, rc}, 1<<16)
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			if _, verr := io.Copy(io.Discard, br); errors.Is(verr, ErrDigest) {
+				err = verr
+			}
+		}
+	}()
 	dec, err := decompress(br)
 	if err != nil {
 		return fmt.Errorf("decompressing: %w", err)
 	}
 	defer dec.Close()
+	var diff hash.Hash
+	var tarStream io.Reader = dec
+	if l.diffID.Hex != "" {
+		diff = sha256.New()
+		tarStream = io.TeeReader(dec, diff)
+	}
+	cr := &countingReader{r: tarStream, n: &x.read, max: x.limits.Uncompressed}
 	x.created = map[string]bool{}
-	tr := tar.NewReader(dec)
+	tr := tar.NewReader(cr)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -125,19 +194,108 @@ func (x *extractor) applyLayer(ctx context.Context, l layer) error {
 			return err
 		}
 		x.entries++
-		if x.maxEntries > 0 && x.entries > x.maxEntries {
-			return fmt.Errorf("more than %d entries: %w", x.maxEntries, ErrTooLarge)
+		if x.entries > x.limits.Entries {
+			return tooLarge("more than %d entries (the entries limit)", x.limits.Entries)
 		}
 		if err := x.entry(tr, h); err != nil {
 			return fmt.Errorf("entry %q: %w", h.Name, err)
 		}
 	}
-	// Read to the end so that verifying readers check the digest.
-	if _, err := io.Copy(io.Discard, dec); err != nil {
+	// Read to the end so that verifying readers check the digests.
+	if _, err := io.Copy(io.Discard, cr); err != nil {
 		return fmt.Errorf("reading layer: %w", err)
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		return fmt.Errorf("reading layer: %w", err)
+	}
+	if diff != nil {
+		if got := hex.EncodeToString(diff.Sum(nil)); got != l.diffID.Hex {
+			return fmt.Errorf("the uncompressed layer hashes to sha256:%s, not %s (its diff_id in the image config): %w", got, l.diffID, ErrDigest)
+		}
+	}
+	return nil
+}
+
+// countingReader counts the bytes read into *n and fails beyond max.
+type countingReader struct {
+	r   io.Reader
+	n   *int64
+	max int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	if c.max > 0 && *c.n > c.max {
+		return n, tooLarge("more than %s of uncompressed layers (the uncompressed limit)", humanSize(c.max))
+	}
+	return n, err
+}
+
+// checkLinks resolves every symbolic link written, following the links
+// met on the way inside the destination, and fails for one that leads out
+// of it (or through too many links). Entries are never written through
+// links, so a link's meaning can only change through later entries: the
+// check runs once the last layer is applied.
+func (x *extractor) checkLinks() error {
+	links := make([]string, 0, len(x.links))
+	for l := range x.links {
+		links = append(links, l)
+	}
+	sort.Strings(links)
+	for _, l := range links {
+		fi, err := x.root.Lstat(l)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue // removed or replaced by a later entry
+		}
+		if err := x.resolve(l); err != nil {
+			t, _ := x.root.Readlink(l)
+			return fmt.Errorf("symbolic link %q -> %q: %w", l, t, err)
+		}
+	}
+	return nil
+}
+
+// resolve follows p inside the destination as the kernel would, and fails
+// when it climbs out. Components that do not exist are taken as written.
+func (x *extractor) resolve(p string) error {
+	var done []string
+	todo := strings.Split(p, "/")
+	hops := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return fmt.Errorf("leads out of the image: %w", ErrUnsafePath)
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		done = append(done, c)
+		if len(done) > x.limits.PathDepth {
+			return fmt.Errorf("resolves deeper than %d components: %w", x.limits.PathDepth, ErrUnsafePath)
+		}
+		cur := strings.Join(done, "/")
+		fi, err := x.root.Lstat(cur)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return fmt.Errorf("more than %d symbolic links to follow: %w", maxLinkHops, ErrUnsafePath)
+		}
+		t, err := x.root.Readlink(cur)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(t, "/") {
+			return fmt.Errorf("absolute link %q on the way: %w", cur, ErrUnsafePath)
+		}
+		done = done[:len(done)-1]
+		todo = append(strings.Split(t, "/"), todo...)
 	}
 	return nil
 }
@@ -166,6 +324,9 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 	if abs {
 		return fmt.Errorf("absolute path: %w", ErrUnsafePath)
 	}
+	if d := strings.Count(p, "/") + 1; d > x.limits.PathDepth {
+		return tooLarge("path deeper than %d components (the depth limit)", x.limits.PathDepth)
+	}
 	switch h.Typeflag {
 	case tar.TypeDir:
 		if err := x.noLinkParents(p); err != nil {
@@ -179,12 +340,12 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		if err := x.root.MkdirAll(p, 0o700); err != nil {
 			return err
 		}
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg:
 		if err := x.prepare(p); err != nil {
 			return err
 		}
-		if x.maxBytes > 0 && x.written+h.Size > x.maxBytes {
-			return fmt.Errorf("more than %d bytes: %w", x.maxBytes, ErrTooLarge)
+		if x.written+h.Size > x.limits.Extract {
+			return tooLarge("more than %d bytes written (the extract limit)", x.limits.Extract)
 		}
 		f, err := x.root.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
@@ -212,6 +373,7 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		if err := x.root.Symlink(t, p); err != nil {
 			return err
 		}
+		x.links[p] = true
 	case tar.TypeLink:
 		t := path.Clean(strings.TrimLeft(h.Linkname, "/"))
 		if t == ".." || strings.HasPrefix(t, "../") {

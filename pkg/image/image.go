@@ -36,8 +36,14 @@ type layer struct {
 	// archives).
 	digest string
 	// open returns the raw (possibly compressed) layer bytes; the reader
-	// fails at EOF when they do not match the digest.
+	// fails at its end when they do not match the digest and size.
 	open func(ctx context.Context) (io.ReadCloser, error)
+	// refetch downloads the layer again after open's reader found its
+	// cache entry corrupted (nil for local images).
+	refetch func(ctx context.Context) error
+	// diffID, when set, is the digest the uncompressed tar must have
+	// (docker archives, whose layers have no other digest to check).
+	diffID v1.Hash
 }
 
 type image struct {
@@ -87,15 +93,46 @@ func (i *image) Extract(ctx context.Context, dst string, paths ...string) error 
 		ctx, cancel = context.WithTimeout(ctx, i.o.timeout)
 		defer cancel()
 	}
-	x, err := newExtractor(dst, paths, i.o.maxBytes, i.o.maxEntries)
+	// A cache entry found corrupted while it is read is downloaded again
+	// and the extraction starts over (once), as if it had been a miss.
+	refetched := false
+	for {
+		err := i.extract(ctx, dst, paths)
+		var ce *corruptError
+		if err == nil || refetched || !errors.As(err, &ce) {
+			return err
+		}
+		refetched = true
+		for _, l := range i.layers {
+			if l.refetch != nil && l.digest == ce.digest.String() {
+				if err := l.refetch(ctx); err != nil {
+					return fmt.Errorf("pulling %s: %w", i.ref, err)
+				}
+			}
+		}
+	}
+}
+
+// extract applies every layer to dst. On failure it removes what it
+// created under dst.
+func (i *image) extract(ctx context.Context, dst string, paths []string) (err error) {
+	x, err := newExtractor(dst, paths, i.o.limits)
 	if err != nil {
 		return fmt.Errorf("extracting %s: %w", i.ref, err)
 	}
-	defer x.close()
+	defer func() {
+		if err != nil {
+			x.clean()
+		}
+		x.close()
+	}()
 	for _, l := range i.layers {
 		if err := x.applyLayer(ctx, l); err != nil {
 			return fmt.Errorf("extracting %s: layer %s: %w", i.ref, l.digest, err)
 		}
+	}
+	if err := x.checkLinks(); err != nil {
+		return fmt.Errorf("extracting %s: %w", i.ref, err)
 	}
 	return nil
 }

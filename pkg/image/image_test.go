@@ -332,7 +332,7 @@ func TestLocal(t *testing.T) {
 		{name: "Success/DockerArchiveTag", ref: "docker-archive:" + dockerTar + ":example.com/cat:v1"},
 		{name: "Error/LayoutAmbiguous", ref: "oci:" + dir + "/layout", err: "the layout holds 2 images: name one with :TAG or @DIGEST (tags: v1, v2)"},
 		{name: "Error/LayoutNoTag", ref: "oci:" + dir + "/layout:v3", err: `no image tagged "v3" in the layout (tags: v1, v2)`},
-		{name: "Error/LayoutMissing", ref: "oci:" + dir + "/nope", err: "file does not exist"},
+		{name: "Error/LayoutMissing", ref: "oci:" + dir + "/nope", err: dir + "/nope does not exist"},
 		{name: "Error/NotALayout", ref: "oci:" + dir, err: "not an OCI image layout"},
 		{name: "Error/DockerArchiveTag", ref: "docker-archive:" + dockerTar + ":other:v1", err: `no image tagged "other:v1" in the archive`},
 		{name: "Error/DockerArchiveNotArchive", ref: "docker-archive:" + archive, err: "not a docker archive"},
@@ -472,9 +472,9 @@ func TestFaults(t *testing.T) {
 		{name: "Error/EscapingHardlink", ref: hard, want: []string{"extracting " + hard, `hard link target "../etc/passwd" escapes the root`}},
 		{name: "Error/HardlinkOutside", ref: hardOut, want: []string{"extracting " + hardOut, `hard link target "etc/passwd" is outside the extracted paths`}},
 		{name: "Error/WriteThroughLink", ref: through, want: []string{"extracting " + through, `entry "configs/up/up2": parent "configs/up" is a symbolic link: unsafe path`}},
-		{name: "Error/TooLarge", ref: big, opts: []image.Option{image.WithLimits(1024, 10)}, want: []string{"extracting " + big, "more than 1024 bytes: extraction limit exceeded"}},
-		{name: "Error/TooManyEntries", ref: many, opts: []image.Option{image.WithLimits(0, 2)}, want: []string{"extracting " + many, "more than 2 entries: extraction limit exceeded"}},
-		{name: "Success/WithinLimits", ref: many, opts: []image.Option{image.WithLimits(10, 3)}},
+		{name: "Error/TooLarge", ref: big, opts: []image.Option{image.WithLimits(image.Limits{Extract: 1024, Entries: 10})}, want: []string{"extracting " + big, "more than 1024 bytes written (the extract limit)"}},
+		{name: "Error/TooManyEntries", ref: many, opts: []image.Option{image.WithLimits(image.Limits{Entries: 2})}, want: []string{"extracting " + many, "more than 2 entries (the entries limit)"}},
+		{name: "Success/WithinLimits", ref: many, opts: []image.Option{image.WithLimits(image.Limits{Extract: 10, Entries: 3})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg.Fault(tc.fault)

@@ -3,6 +3,7 @@ package image
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -58,22 +59,75 @@ func (r Reference) String() string { return r.Raw }
 // name their registry host.
 var ErrNotCanonical = errors.New("repository name must be canonical")
 
+// PathError is the error for a reference that is written as a filesystem
+// path (see [IsPath]) rather than an image reference. It wraps
+// fs.ErrNotExist when the path does not exist.
+type PathError struct {
+	Path string
+	Err  error // fs.ErrNotExist, or why the path cannot be used
+}
+
+func (e *PathError) Error() string {
+	if errors.Is(e.Err, fs.ErrNotExist) {
+		if strings.HasPrefix(e.Path, "~") {
+			return fmt.Sprintf("%s does not exist (\"~\" is not expanded here: write $HOME)", e.Path)
+		}
+		return e.Path + " does not exist"
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// IsPath reports whether ref is written as a filesystem path rather than an
+// image reference: it starts with "/", "./", "../" or "~", is "." or "..",
+// or names an existing file or directory.
+func IsPath(ref string) bool {
+	if ref == "." || ref == ".." || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "./") ||
+		strings.HasPrefix(ref, "../") || strings.HasPrefix(ref, "~") {
+		return true
+	}
+	_, err := os.Lstat(ref)
+	return err == nil
+}
+
+// checkPath returns the *PathError for a reference that is a path: that it
+// does not exist, or that an existing file is not an image reference.
+func checkPath(ref string) error {
+	if _, err := os.Stat(ref); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &PathError{Path: ref, Err: fs.ErrNotExist}
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &PathError{Path: ref, Err: err}
+	}
+	return &PathError{Path: ref, Err: errors.New("a local file or directory, not an image reference (write oci:PATH, oci-archive:PATH or docker-archive:PATH for an image layout or archive)")}
+}
+
 // ParseReference parses ref. Registry references must be fully qualified
 // (name a registry host, as upstream opm requires): "busybox" is rejected,
 // "docker.io/library/busybox" is accepted; a missing tag means "latest".
-// insecure allows plain HTTP for the registry.
+// A reference written as a path ([IsPath]) is never a registry reference:
+// it fails with a *[PathError] at once. insecure allows plain HTTP for the
+// registry.
 func ParseReference(ref string, insecure bool) (Reference, error) {
 	r := Reference{Raw: ref}
 	switch {
 	case strings.HasPrefix(ref, "oci:"):
 		r.Transport = OCILayout
-		return parseLocal(r, strings.TrimPrefix(ref, "oci:"), isDir)
+		return parseLocal(r, strings.TrimPrefix(ref, "oci:"), true)
 	case strings.HasPrefix(ref, "oci-archive:"):
 		r.Transport = OCIArchive
-		return parseLocal(r, strings.TrimPrefix(ref, "oci-archive:"), isFile)
+		return parseLocal(r, strings.TrimPrefix(ref, "oci-archive:"), false)
 	case strings.HasPrefix(ref, "docker-archive:"):
 		r.Transport = DockerArchive
-		return parseLocal(r, strings.TrimPrefix(ref, "docker-archive:"), isFile)
+		return parseLocal(r, strings.TrimPrefix(ref, "docker-archive:"), false)
+	}
+	if IsPath(ref) {
+		return r, checkPath(ref)
 	}
 	s := strings.TrimPrefix(ref, "docker://")
 	if !hasRegistryHost(s) {
@@ -111,20 +165,24 @@ func hasTag(s string) bool {
 	return strings.Contains(last, ":")
 }
 
-func isDir(p string) bool {
+// localExists reports whether p is a directory (wantDir) or a regular
+// file.
+func localExists(p string, wantDir bool) bool {
 	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
+	if err != nil {
+		return false
+	}
+	if wantDir {
+		return st.IsDir()
+	}
+	return st.Mode().IsRegular()
 }
 
 // parseLocal splits "PATH[:TAG|@DIGEST]": the whole string is the path when
 // it exists; otherwise a "@sha256:..." suffix is a digest and the text after
 // the first ':' that follows an existing path is the tag.
-func parseLocal(r Reference, s string, exists func(string) bool) (Reference, error) {
+func parseLocal(r Reference, s string, wantDir bool) (Reference, error) {
+	exists := func(p string) bool { return localExists(p, wantDir) }
 	if s == "" {
 		return r, fmt.Errorf("invalid image reference %q: missing path", r.Raw)
 	}
@@ -135,7 +193,7 @@ func parseLocal(r Reference, s string, exists func(string) bool) (Reference, err
 	if i := strings.LastIndex(s, "@"); i > 0 && strings.Contains(s[i+1:], ":") {
 		r.Path, r.Digest = s[:i], s[i+1:]
 		if !exists(r.Path) {
-			return r, fmt.Errorf("invalid image reference %q: %s: %w", r.Raw, r.Path, os.ErrNotExist)
+			return r, fmt.Errorf("invalid image reference %q: %w", r.Raw, checkLocal(r.Path, wantDir))
 		}
 		return r, nil
 	}
@@ -148,5 +206,24 @@ func parseLocal(r Reference, s string, exists func(string) bool) (Reference, err
 			return r, nil
 		}
 	}
-	return r, fmt.Errorf("invalid image reference %q: %s: %w", r.Raw, s, os.ErrNotExist)
+	return r, fmt.Errorf("invalid image reference %q: %w", r.Raw, checkLocal(s, wantDir))
+}
+
+// checkLocal says why the path of a local transport is unusable.
+func checkLocal(p string, wantDir bool) error {
+	st, err := os.Stat(p)
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &PathError{Path: p, Err: fs.ErrNotExist}
+	case errors.As(err, &pe):
+		return &PathError{Path: p, Err: pe.Err}
+	case err != nil:
+		return &PathError{Path: p, Err: err}
+	case wantDir:
+		return &PathError{Path: p, Err: errors.New("not a directory")}
+	case st.IsDir():
+		return &PathError{Path: p, Err: errors.New("a directory, not an archive file")}
+	}
+	return &PathError{Path: p, Err: errors.New("not a regular file")}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,9 +22,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 )
-
-// downloads bounds blob downloads across all images of the process.
-var downloads = make(chan struct{}, 8)
 
 // httpTransport builds the HTTP transport for o: TLS verification, extra
 // CA certificates, and dial/handshake/header timeouts.
@@ -59,11 +57,12 @@ func httpTransport(o options) (http.RoundTripper, error) {
 }
 
 // Session opens images with shared state: one HTTP transport, one
-// registry client (so pings and auth tokens are reused), the blob cache, and
-// a memo of the manifests and labels it resolved, so that opening a
-// reference again (after a prefetch, say) costs no request. Tags are
-// resolved once per session: use one session per operation. A Session is
-// safe for concurrent use.
+// registry client (so pings and auth tokens are reused), the blob cache, a
+// bound on concurrent downloads ([WithDownloads]), and a memo of the
+// manifests and labels it resolved, so that opening a reference again
+// (after a prefetch, say) costs no request. Tags are resolved once per
+// session: use one session per operation. A Session is safe for concurrent
+// use.
 type Session struct {
 	o options
 
@@ -74,12 +73,15 @@ type Session struct {
 	cache   *blobCache
 	tmp     string // private blob directory when the cache is off
 
+	downloads chan struct{} // bounds blob downloads across the session's images
+
 	mu       sync.Mutex
 	resolved map[string]*resolvedImage
 	flights  singleflight.Group
 }
 
 type resolvedImage struct {
+	repo     name.Repository // where the manifest was found; blobs come from there
 	manifest *v1.Manifest
 	digest   string
 	labels   map[string]string
@@ -91,13 +93,16 @@ func NewSession(opts ...Option) *Session {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &Session{o: o, resolved: map[string]*resolvedImage{}}
+	return &Session{o: o, resolved: map[string]*resolvedImage{}, downloads: make(chan struct{}, o.downloads)}
 }
 
 // Close removes the session's private files (the blob directory used when
 // the cache is disabled). Images opened by the session must not be used
 // after it.
 func (s *Session) Close() error {
+	if s.cache != nil {
+		s.cache.close()
+	}
 	if s.tmp == "" {
 		return nil
 	}
@@ -131,11 +136,11 @@ func (s *Session) open(ctx context.Context, ref string) (*image, error) {
 	case Remote:
 		img, err = s.openRemote(ctx, r)
 	case OCILayout:
-		img, err = openLayoutDir(r, o)
+		img, err = openLayoutDir(ctx, r, o)
 	case OCIArchive:
-		img, err = openOCIArchive(r, o)
+		img, err = openOCIArchive(ctx, r, o)
 	case DockerArchive:
-		img, err = openDockerArchive(r, o)
+		img, err = openDockerArchive(ctx, r, o)
 	}
 	if err != nil {
 		return nil, err
@@ -156,6 +161,7 @@ func (s *Session) init() error {
 			s.initErr = err
 			return
 		}
+		tr = &limitTransport{base: tr, manifest: o.limits.Manifest}
 		s.kc = o.keychain
 		if s.kc == nil {
 			s.kc = DefaultKeychain()
@@ -168,6 +174,7 @@ func (s *Session) init() error {
 			remote.WithTransport(tr),
 			remote.WithAuthFromKeychain(s.kc),
 			remote.WithUserAgent(o.userAgent),
+			remote.WithJobs(o.downloads),
 			remote.WithRetryBackoff(remote.Backoff{Duration: o.backoff, Factor: 2, Jitter: 0.1, Steps: steps}),
 			remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
 				http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
@@ -226,14 +233,27 @@ func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err 
 		}
 		res = v.(*resolvedImage)
 	}
-	o, m, repo := s.o, res.manifest, r.Name.Context()
+	o, m, repo := s.o, res.manifest, res.repo
 	img = &image{digest: res.digest, labels: res.labels}
 	for _, ld := range m.Layers {
-		d := ld.Digest
+		fetch := s.blobFetcher(repo, ld.Digest)
 		img.layers = append(img.layers, layer{
-			digest: d.String(),
-			open: func(context.Context) (io.ReadCloser, error) {
-				return os.Open(s.cache.path(d))
+			digest: ld.Digest.String(),
+			open: func(ctx context.Context) (io.ReadCloser, error) {
+				for range 2 {
+					rc, ok, err := s.cache.open(ctx, ld)
+					if err != nil || ok {
+						return rc, err
+					}
+					if _, err := s.ensureBlob(ctx, r, ld, false, fetch); err != nil {
+						return nil, err
+					}
+				}
+				return nil, fmt.Errorf("blob cache: %s vanished after its download", ld.Digest)
+			},
+			refetch: func(ctx context.Context) error {
+				_, err := s.ensureBlob(ctx, r, ld, true, fetch)
+				return err
 			},
 		})
 	}
@@ -241,22 +261,9 @@ func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err 
 		g, ctx := errgroup.WithContext(ctx)
 		g.SetLimit(o.jobs)
 		for _, ld := range m.Layers {
-			d := ld.Digest
 			g.Go(func() error {
-				select {
-				case downloads <- struct{}{}:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				defer func() { <-downloads }()
-				_, fetched, err := s.cache.ensure(ctx, d, s.blobFetcher(repo, d))
-				if err != nil {
-					return fmt.Errorf("layer %s: %w", d, s.explain(err))
-				}
-				if fetched && o.progress != nil {
-					fmt.Fprintf(o.progress, "%s: downloaded layer %s (%s)\n", r.Raw, d.String()[:19], humanSize(ld.Size))
-				}
-				return nil
+				_, err := s.ensureBlob(ctx, r, ld, false, s.blobFetcher(repo, ld.Digest))
+				return err
 			})
 		}
 		return g.Wait()
@@ -264,39 +271,139 @@ func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err 
 	return img, nil
 }
 
+// ensureBlob puts layer ld in the cache (again when refetch is set), within
+// the session's download bound, reporting progress.
+func (s *Session) ensureBlob(ctx context.Context, r Reference, ld v1.Descriptor, refetch bool, fetch func(context.Context) (io.ReadCloser, error)) (bool, error) {
+	if !refetch && s.cache.present(ld) {
+		return false, nil
+	}
+	select {
+	case s.downloads <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { <-s.downloads }()
+	fetched, err := s.cache.ensure(ctx, ld, refetch, fetch)
+	if err != nil {
+		return false, fmt.Errorf("layer %s: %w", ld.Digest, s.explain(err))
+	}
+	if fetched && s.o.progress != nil {
+		fmt.Fprintf(s.o.progress, "%s: downloaded layer %s (%s)\n", r.Raw, ld.Digest.String()[:19], humanSize(ld.Size))
+	}
+	return fetched, nil
+}
+
+// endpoints returns the references to try, in order, for the registry
+// reference ref: the first that answers serves the manifest, the config
+// and the layers. It is the one place where mirrors (registries.conf)
+// plug in; today it is ref alone.
+func (s *Session) endpoints(ref name.Reference) ([]name.Reference, error) {
+	return []name.Reference{ref}, nil
+}
+
 // resolve fetches the manifest (resolving indexes to the platform) and the
-// config's labels.
+// config's labels from the first endpoint that has them.
 func (s *Session) resolve(ctx context.Context, r Reference) (*resolvedImage, error) {
-	m, digest, err := s.manifest(ctx, r)
+	refs, err := s.endpoints(r.Name)
 	if err != nil {
 		return nil, err
 	}
-	cfgPath, _, err := s.cache.ensure(ctx, m.Config.Digest, s.blobFetcher(r.Name.Context(), m.Config.Digest))
+	var errs []error
+	for _, ref := range refs {
+		res, err := s.resolveAt(ctx, ref)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil || len(refs) == 1 {
+			return nil, err
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", ref, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// resolveAt resolves ref at one endpoint.
+func (s *Session) resolveAt(ctx context.Context, ref name.Reference) (*resolvedImage, error) {
+	m, digest, err := s.manifest(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkManifest(m, s.o.limits); err != nil {
+		return nil, err
+	}
+	repo := ref.Context()
+	raw, err := s.config(ctx, repo, m.Config)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", m.Config.Digest, err)
 	}
-	raw, err := os.ReadFile(cfgPath)
-	if err != nil {
-		return nil, err
-	}
 	labels, err := labelsOf(raw)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("config %s: %w", m.Config.Digest, err)
 	}
-	return &resolvedImage{manifest: m, digest: digest, labels: labels}, nil
+	return &resolvedImage{repo: repo, manifest: m, digest: digest, labels: labels}, nil
+}
+
+// config reads the config blob through the cache, downloading it again
+// once when the cached copy does not verify.
+func (s *Session) config(ctx context.Context, repo name.Repository, d v1.Descriptor) ([]byte, error) {
+	fetch := s.blobFetcher(repo, d.Digest)
+	refetch := false
+	for {
+		if _, err := s.cache.ensure(ctx, d, refetch, fetch); err != nil {
+			return nil, s.explain(err)
+		}
+		rc, ok, err := s.cache.open(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if refetch {
+				return nil, fmt.Errorf("blob cache: %s vanished after its download", d.Digest)
+			}
+			refetch = true
+			continue
+		}
+		b, err := readExact(rc, d.Size)
+		rc.Close()
+		var ce *corruptError
+		if errors.As(err, &ce) && !refetch {
+			refetch = true
+			continue
+		}
+		return b, err
+	}
+}
+
+// checkManifest refuses a manifest whose config or layers exceed the
+// limits, before anything is downloaded.
+func checkManifest(m *v1.Manifest, l Limits) error {
+	if m.Config.Size < 0 || m.Config.Size > l.Config {
+		return tooLarge("config %s: %d bytes declared, over the %s config limit", m.Config.Digest, m.Config.Size, humanSize(l.Config))
+	}
+	for _, ld := range m.Layers {
+		if ld.Size < 0 || ld.Size > l.Blob {
+			return tooLarge("layer %s: %d bytes declared, over the %s blob limit", ld.Digest, ld.Size, humanSize(l.Blob))
+		}
+	}
+	return nil
 }
 
 // manifest fetches the image manifest, resolving indexes to the platform.
-func (s *Session) manifest(ctx context.Context, r Reference) (*v1.Manifest, string, error) {
+// The limit transport bounds each response; a child manifest must have the
+// size its index declares (its digest is checked by the client).
+func (s *Session) manifest(ctx context.Context, ref name.Reference) (*v1.Manifest, string, error) {
 	want, err := wantPlatform(s.o)
 	if err != nil {
 		return nil, "", err
 	}
-	ref := r.Name
+	wantSize := int64(-1)
 	for depth := 0; depth < 4; depth++ {
 		desc, err := s.puller.Get(ctx, ref)
 		if err != nil {
 			return nil, "", err
+		}
+		if wantSize >= 0 && int64(len(desc.Manifest)) != wantSize {
+			return nil, "", fmt.Errorf("manifest %s: %d bytes, the index declares %d: %w", desc.Digest, len(desc.Manifest), wantSize, ErrDigest)
 		}
 		switch {
 		case desc.MediaType.IsIndex():
@@ -308,7 +415,10 @@ func (s *Session) manifest(ctx context.Context, r Reference) (*v1.Manifest, stri
 			if err != nil {
 				return nil, "", err
 			}
-			ref = ref.Context().Digest(child.Digest.String())
+			if child.Size < 0 || child.Size > s.o.limits.Manifest {
+				return nil, "", tooLarge("manifest %s: %d bytes declared, over the %s manifest limit", child.Digest, child.Size, humanSize(s.o.limits.Manifest))
+			}
+			ref, wantSize = ref.Context().Digest(child.Digest.String()), child.Size
 		case desc.MediaType.IsSchema1():
 			return nil, "", fmt.Errorf("docker schema 1 manifests are not supported (%s)", desc.MediaType)
 		default:
@@ -343,12 +453,51 @@ func (s *Session) explain(err error) error {
 	return err
 }
 
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+// limitTransport bounds manifest responses: a body longer than manifest
+// bytes (declared or streamed) fails the read, so that neither an
+// oversized nor an endless manifest is held in memory. Blob bodies are
+// bounded by the reader, which takes the descriptor's size and no more.
+type limitTransport struct {
+	base     http.RoundTripper
+	manifest int64
 }
+
+func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/manifests/") {
+		return resp, err
+	}
+	what := req.URL.Path[strings.LastIndex(req.URL.Path, "/manifests/")+len("/manifests/"):]
+	resp.Body = &limitedBody{rc: resp.Body, left: t.manifest, declared: resp.ContentLength, limit: t.manifest, what: what}
+	return resp, nil
+}
+
+// limitedBody fails once more than limit bytes are read, or at once when
+// the response declares more.
+type limitedBody struct {
+	rc       io.ReadCloser
+	left     int64
+	declared int64
+	limit    int64
+	what     string
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.declared > b.limit {
+		return 0, tooLarge("manifest %s: %d bytes declared, over the %s manifest limit", b.what, b.declared, humanSize(b.limit))
+	}
+	if b.left < 0 {
+		return 0, tooLarge("manifest %s: over the %s manifest limit", b.what, humanSize(b.limit))
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, tooLarge("manifest %s: over the %s manifest limit", b.what, humanSize(b.limit))
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }

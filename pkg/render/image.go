@@ -2,10 +2,10 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -32,6 +32,7 @@ func imageOptions(r RegistryOptions) []image.Option {
 		image.WithCacheDir(r.CacheDir),
 		image.WithPlatform(r.Platform),
 		image.WithProgress(r.Progress),
+		image.WithLimits(r.Limits),
 	}
 }
 
@@ -97,19 +98,35 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	if err := img.Extract(ctx, tmp, paths...); err != nil {
 		return nil, err
 	}
-	if bundle {
-		return RenderBundleFS(ctx, os.DirFS(tmp), ref, opts)
-	}
-	rel := path.Clean("/" + paths[0])
-	root := filepath.Join(tmp, filepath.FromSlash(rel))
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
-	}
-	cfg, err := declcfg.LoadDir(ctx, root, declcfg.WithPathPrefix(ref+":"+rel))
+	return loadExtracted(ctx, tmp, ref, paths[0], bundle, opts)
+}
+
+// loadExtracted renders what an image extracted into dir: the bundle at its
+// root, or the FBC under rel. Every read goes through an os.Root, so a
+// symbolic link in the image cannot lead to a host file, whatever the
+// extraction let through.
+func loadExtracted(ctx context.Context, dir, ref, rel string, bundle bool, opts Options) (*declcfg.DeclarativeConfig, error) {
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	return cfg, nil
+	defer root.Close()
+	if bundle {
+		return RenderBundleFS(ctx, root.FS(), ref, opts)
+	}
+	rel = path.Clean("/" + rel)
+	sub, err := root.OpenRoot("." + rel)
+	if err == nil {
+		defer sub.Close()
+		var st os.FileInfo
+		if st, err = sub.Stat("."); err == nil && !st.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
+	}
+	return declcfg.LoadFS(ctx, sub.FS(), declcfg.WithPathPrefix(ref+":"+rel))
 }
 
 // unknownImageType is upstream's error for images without a usable label.

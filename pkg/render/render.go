@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"sync"
 	"text/template"
 
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -60,6 +62,9 @@ type RegistryOptions struct {
 	// Progress receives one line per downloaded blob (nil = silent); pass
 	// stderr only when it is a terminal.
 	Progress io.Writer
+	// Limits bound what reading an image may cost (zero fields: the
+	// defaults).
+	Limits image.Limits
 }
 
 // Render renders every reference and returns their concatenated blobs.
@@ -184,6 +189,11 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
+		// A path that exists but cannot be read (permission, not a
+		// directory on the way) is not an image reference either.
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 		return renderImage(ctx, ref, opts, pre.images)
 	}
 	if !st.IsDir() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 )
 
@@ -27,6 +28,7 @@ type Options struct {
 	CAFile           string
 	CacheDir         string
 	Platform         string
+	ImageLimits      string
 }
 
 // NewCmd builds `opm render`.
@@ -40,8 +42,8 @@ catalog images, file-based catalog directories, bundle images, and bundle
 directories.
 
 A directory holding both manifests/ and metadata/ is a bundle directory; any
-other directory is a file-based catalog; a path that does not exist is an
-image reference.
+other directory is a file-based catalog; anything else is an image reference,
+except a path (starting with /, ./, ../ or ~), which must exist.
 
 Beyond upstream: --with-channels also derives the olm.package and olm.channel
 blobs of the rendered bundles from their annotations and CSVs.`,
@@ -66,6 +68,7 @@ blobs of the rendered bundles from their annotations and CSVs.`,
 	f.StringVar(&opts.CAFile, "ca-file", "", "PEM file of certificate authorities to trust for registries")
 	f.StringVar(&opts.CacheDir, "cache-dir", "", "Directory of the image layer cache (default: the user cache directory)")
 	f.StringVar(&opts.Platform, "platform", "", "Platform (os/arch[/variant]) to pick from multi-arch images (default: this host's)")
+	f.StringVar(&opts.ImageLimits, "image-limits", "", "Limits on images, KEY=SIZE,... (manifest, config, blob, extract, uncompressed, entries, depth; see docs/images.md)")
 	return cmd
 }
 
@@ -79,6 +82,9 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	reg.CAFile, reg.CacheDir, reg.Platform = opts.CAFile, opts.CacheDir, opts.Platform
+	if reg.Limits, err = image.ParseLimits(opts.ImageLimits); err != nil {
+		return cmdutil.FlagErrorf("invalid --image-limits: %v", err)
+	}
 	ropts := render.Options{
 		Refs:           opts.Refs,
 		MigrationLevel: opts.MigrateLevel,
