@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/opmkit/opm/pkg/registriesconf"
 )
 
 // Option configures [Open].
@@ -27,6 +29,8 @@ type options struct {
 	maxEntries    int
 	jobs          int
 	userAgent     string
+
+	registriesConf *registriesconf.Config // nil = read from the environment
 }
 
 func defaultOptions() options {

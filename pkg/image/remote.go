@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/opmkit/opm/pkg/registriesconf"
 )
 
 // downloads bounds blob downloads across all images of the process.
@@ -73,6 +75,7 @@ type Session struct {
 	puller  *remote.Puller
 	cache   *blobCache
 	tmp     string // private blob directory when the cache is off
+	regs    *registriesconf.Config
 
 	mu       sync.Mutex
 	resolved map[string]*resolvedImage
@@ -80,6 +83,7 @@ type Session struct {
 }
 
 type resolvedImage struct {
+	repo     name.Repository // where the blobs are (registries.conf may rewrite it)
 	manifest *v1.Manifest
 	digest   string
 	labels   map[string]string
@@ -152,6 +156,9 @@ func (s *Session) init() error {
 	s.once.Do(func() {
 		o := s.o
 		tr, err := httpTransport(o)
+		if err == nil {
+			tr, err = s.applyRegistriesConf(tr)
+		}
 		if err != nil {
 			s.initErr = err
 			return
@@ -212,7 +219,7 @@ func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err 
 	s.mu.Unlock()
 	if res == nil {
 		v, err, _ := s.flights.Do(key, func() (any, error) {
-			res, err := s.resolve(ctx, r)
+			res, err := s.resolveSources(ctx, r)
 			if err != nil {
 				return nil, err
 			}
@@ -226,7 +233,7 @@ func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err 
 		}
 		res = v.(*resolvedImage)
 	}
-	o, m, repo := s.o, res.manifest, r.Name.Context()
+	o, m, repo := s.o, res.manifest, res.repo
 	img = &image{digest: res.digest, labels: res.labels}
 	for _, ld := range m.Layers {
 		d := ld.Digest
