@@ -302,13 +302,13 @@ func (d *Document) Wrap(path []any, err error) error {
 func DetectType(data []byte, file string) (Type, error) {
 	doc, err := FirstDocument(data, file)
 	if err != nil {
-		return "", fmt.Errorf("decoding template input: %w", err)
+		return "", err
 	}
 	var v struct {
 		Schema string `json:"schema"`
 	}
 	if err := json.Unmarshal(doc.JSON, &v); err != nil {
-		return "", doc.Wrap(nil, fmt.Errorf("unmarshalling template schema: %w", err))
+		return "", DecodeError(doc, err)
 	}
 	if v.Schema == "" {
 		return "", doc.Errorf(nil, "template input missing required 'schema' field")
@@ -324,3 +324,28 @@ func DetectType(data []byte, file string) (Type, error) {
 // order (failures included). render.RenderEach with a bundle-image mask is
 // the implementation; tests pass fakes.
 type Renderer func(ctx context.Context, refs []string) ([]render.Rendered, error)
+
+// DecodeError words an error decoding a template document into its Go
+// form, positioned at the offending field: "entries" is a list, not a
+// "[]json.RawMessage".
+func DecodeError(doc *Document, err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return doc.Wrap(nil, err)
+	}
+	if te.Field == "" {
+		return doc.Errorf(nil, "a template is an object, not a JSON %s", te.Value)
+	}
+	var path []any
+	for _, p := range strings.Split(te.Field, ".") {
+		path = append(path, p)
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind().String() {
+	case "slice", "array":
+		want = "a list"
+	case "struct", "map":
+		want = "an object"
+	}
+	return doc.Errorf(path, "%s: cannot use a JSON %s here, want %s", te.Field, te.Value, want)
+}

@@ -39,14 +39,14 @@ type Template struct {
 func Parse(data []byte, file string) (*Template, error) {
 	doc, err := template.FirstDocument(data, file)
 	if err != nil {
-		return nil, fmt.Errorf("decoding template schema: %w", err)
+		return nil, err
 	}
 	var raw struct {
 		Schema  string            `json:"schema"`
 		Entries []json.RawMessage `json:"entries"`
 	}
 	if err := json.Unmarshal(doc.JSON, &raw); err != nil {
-		return nil, doc.Wrap(nil, fmt.Errorf("unmarshalling template: %w", unmarshalError(err)))
+		return nil, template.DecodeError(doc, err)
 	}
 	if raw.Schema != template.SchemaBasic {
 		return nil, doc.Errorf([]any{"schema"}, "template has unknown schema (%q), should be %q", raw.Schema, template.SchemaBasic)
@@ -62,32 +62,12 @@ func Parse(data []byte, file string) (*Template, error) {
 		if err != nil {
 			return nil, doc.Wrap(path, fmt.Errorf("entries[%d]: %w", i, err))
 		}
+		if m.Schema == "" {
+			return nil, doc.Errorf(path, "entries[%d] has no schema: every entry is an FBC blob (olm.package, olm.channel, olm.bundle, olm.deprecations or another schema)", i)
+		}
 		t.Entries = append(t.Entries, m)
 	}
 	return t, nil
-}
-
-// unmarshalError words JSON type errors the way people write templates:
-// "entries" is a list, not "[]json.RawMessage".
-func unmarshalError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("%s: cannot use a JSON %s here, want %s", te.Field, te.Value, kindOf(te.Type.Kind().String()))
-	}
-	if errors.As(err, &te) {
-		return fmt.Errorf("cannot use a JSON %s as a template, want an object", te.Value)
-	}
-	return err
-}
-
-func kindOf(k string) string {
-	switch k {
-	case "slice":
-		return "a list"
-	case "struct", "map":
-		return "an object"
-	}
-	return "a " + k
 }
 
 // IsBundleStub reports whether b is what a basic template accepts for a

@@ -144,6 +144,9 @@ func explainDecodeError(err error) error {
 	if errors.As(err, &te) && te.Field != "" {
 		return fmt.Errorf("%s: cannot use a %s here, want a %s", te.Field, te.Value, te.Type.Kind())
 	}
+	if errors.As(err, &te) {
+		return fmt.Errorf("a template is an object, not a %s", te.Value)
+	}
 	if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Errorf("unknown field %q (a semver template has schema, generateMajorChannels, generateMinorChannels, defaultChannelTypePreference, and candidate, fast and stable, each with bundles: [{image: ...}])", m[1])
 	}

@@ -58,7 +58,7 @@ type Substitution struct {
 func Parse(data []byte, file string) (*Template, error) {
 	doc, err := template.FirstDocument(data, file)
 	if err != nil {
-		return nil, fmt.Errorf("decoding template schema: %w", err)
+		return nil, err
 	}
 	var raw struct {
 		Schema        string            `json:"schema"`
@@ -66,7 +66,7 @@ func Parse(data []byte, file string) (*Template, error) {
 		Substitutions []Substitution    `json:"substitutions"`
 	}
 	if err := json.Unmarshal(doc.JSON, &raw); err != nil {
-		return nil, doc.Wrap(nil, fmt.Errorf("unmarshalling template: %w", err))
+		return nil, template.DecodeError(doc, err)
 	}
 	if raw.Schema != template.SchemaSubstitutes {
 		return nil, doc.Errorf([]any{"schema"}, "template has unknown schema (%q), should be %q", raw.Schema, template.SchemaSubstitutes)
@@ -80,6 +80,9 @@ func Parse(data []byte, file string) (*Template, error) {
 		m, err := declcfg.NewMeta(e, declcfg.Position{File: file, Line: doc.Line(path...)})
 		if err != nil {
 			return nil, doc.Wrap(path, fmt.Errorf("entries[%d]: %w", i, err))
+		}
+		if m.Schema == "" {
+			return nil, doc.Errorf(path, "entries[%d] has no schema: every entry is an FBC blob (olm.package, olm.channel, olm.bundle, olm.deprecations or another schema)", i)
 		}
 		t.Entries = append(t.Entries, m)
 	}
