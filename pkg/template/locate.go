@@ -33,7 +33,7 @@ func (l *locator) line(path []any) int {
 		var next *yamlv3.Node
 		switch p := p.(type) {
 		case Anywhere:
-			if k := findKey(n, string(p), 0); k != nil {
+			if k := findKey(n, string(p)); k != nil {
 				next = k
 			}
 		case string:
@@ -71,23 +71,30 @@ func resolveAlias(n *yamlv3.Node) *yamlv3.Node {
 	return n
 }
 
-// findKey returns the first key node named key at any depth below n.
-func findKey(n *yamlv3.Node, key string, depth int) *yamlv3.Node {
-	if depth > 64 {
-		return nil
-	}
-	n = resolveAlias(n)
-	if n.Kind == yamlv3.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				return n.Content[i]
+// findKey returns the first key node named key below n, in document
+// order. Aliases are not followed (a document of aliases of aliases would
+// make the walk exponential) and the walk visits a bounded number of nodes.
+func findKey(n *yamlv3.Node, key string) *yamlv3.Node {
+	budget := 1 << 20
+	var walk func(n *yamlv3.Node, depth int) *yamlv3.Node
+	walk = func(n *yamlv3.Node, depth int) *yamlv3.Node {
+		budget--
+		if budget < 0 || depth > 256 || n.Kind == yamlv3.AliasNode {
+			return nil
+		}
+		if n.Kind == yamlv3.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == key {
+					return n.Content[i]
+				}
 			}
 		}
-	}
-	for _, c := range n.Content {
-		if k := findKey(c, key, depth+1); k != nil {
-			return k
+		for _, c := range n.Content {
+			if k := walk(c, depth+1); k != nil {
+				return k
+			}
 		}
+		return nil
 	}
-	return nil
+	return walk(n, 0)
 }
