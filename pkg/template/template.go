@@ -70,12 +70,16 @@ const MaxInputSize = 64 << 20
 // ReadInput reads a whole template from r, refusing more than MaxInputSize
 // bytes.
 func ReadInput(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxInputSize+1))
+	return readBounded(r, MaxInputSize)
+}
+
+func readBounded(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxInputSize {
-		return nil, fmt.Errorf("larger than %d bytes", MaxInputSize)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}
 	return data, nil
 }

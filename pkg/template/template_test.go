@@ -110,6 +110,15 @@ func TestDetectType(t *testing.T) {
 	}
 }
 
+func TestReadBounded(t *testing.T) {
+	if b, err := readBounded(strings.NewReader("12345"), 5); err != nil || string(b) != "12345" {
+		t.Errorf("at the limit: %q, %v", b, err)
+	}
+	if _, err := readBounded(strings.NewReader("123456"), 5); err == nil || err.Error() != "larger than 5 bytes" {
+		t.Errorf("over the limit: %v", err)
+	}
+}
+
 func TestParseType(t *testing.T) {
 	if _, err := ParseType("composite"); err == nil || err.Error() != `invalid template type "composite", must be one of: [basic semver substitutes]` {
 		t.Errorf("got %v", err)
