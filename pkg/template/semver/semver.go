@@ -13,7 +13,8 @@
 //     (minor first) and must name a generated kind;
 //   - every distinct image is rendered and must give one bundle of one
 //     package with a semver version; a list may not name one bundle twice,
-//     nor two versions that differ only by build metadata;
+//     nor two bundles whose versions are equal or differ only by build
+//     metadata;
 //   - channels are <archetype>-v<X> (major) and <archetype>-v<X>.<Y>
 //     (minor); within each archetype, kind and major version, the highest
 //     entry of each minor version replaces the highest entry of the
@@ -24,9 +25,9 @@
 //   - the package's description and icon come from the CSV of the last
 //     entry of the default channel.
 //
-// Upstream walks Go maps in some steps; where that makes its output vary
-// between runs (equal versions in one list), this package orders by bundle
-// name, so its output is always the same.
+// Upstream walks Go maps in some steps (the order images are rendered in,
+// which conflicting version an error names); this package follows the
+// template's order, so its output and errors are always the same.
 package semver
 
 import (
@@ -263,6 +264,7 @@ func (t *Template) versionsOf(a int, list []BundleEntry, out *declcfg.Declarativ
 		if !equalBuild(prior.version.Build, bv.version.Build) {
 			return nil, t.doc.Errorf(bv.path, "encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version %q (%s) cannot be compared to %q (%s)", bv.version, bv.name, prior.version, prior.name)
 		}
+		return nil, t.doc.Errorf(bv.path, "bundles %q and %q have the same version %q, which cannot be ordered", bv.name, prior.name, bv.version)
 	}
 	return vs, nil
 }

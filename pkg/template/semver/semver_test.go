@@ -193,6 +193,7 @@ func TestRenderErrors(t *testing.T) {
 		{"schema: olm.semver\n" + list("fast", "1.0.0") + "  - image: example.com/bar:1.0.0\n", `t.yaml:5: bundle "bar.v1.0.0" (image example.com/bar:1.0.0) belongs to package "bar", not to this package: "foo"`},
 		{"schema: olm.semver\n" + list("fast", "1.0.0", "1.0"), `t.yaml:5: bundle "foo.v1.0" (image example.com/foo:1.0) has invalid version "1.0": No Major.Minor.Patch elements found`},
 		{"schema: olm.semver\n" + list("fast", "1.0.0+a", "1.0.0+b"), `t.yaml:5: encountered bundle versions which differ only by build metadata`},
+		{"schema: olm.semver\n" + list("fast", "1.0.0_1", "1.0.0_2"), `t.yaml:5: bundles "foo-v1.0.0-2" and "foo-v1.0.0-1" have the same version "1.0.0", which cannot be ordered`},
 	} {
 		tp, err := Parse([]byte(tc.in), "t.yaml")
 		if err != nil {
