@@ -50,6 +50,12 @@ fuzz: ## run each fuzz target for FUZZTIME
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./internal/ignore/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/registriesconf/
+	$(GO) test -run '^$$' -fuzz '^FuzzFirstDocument$$' -fuzztime $(FUZZTIME) ./pkg/template/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/basic/
+	$(GO) test -run '^$$' -fuzz '^FuzzFromFBC$$' -fuzztime $(FUZZTIME) ./pkg/template/basic/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/semver/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/substitutes/
 
 clean:
 	rm -rf bin

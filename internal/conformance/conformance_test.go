@@ -47,6 +47,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building opm:", err)
 		return 1
 	}
+	defer stopTemplateRegistry()
 	return m.Run()
 }
 
@@ -249,6 +250,7 @@ func check(t *testing.T, r runSpec) string {
 	cmd := exec.Command(opmBin, args...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "HOME="+work)
+	cmd.Env = append(cmd.Env, runEnv(t, r, work)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/opmkit/opm/pkg/registriesconf"
 )
 
 // Option configures [Open] and [NewSession].
@@ -30,6 +32,8 @@ type options struct {
 	jobs          int
 	downloads     int
 	userAgent     string
+
+	registriesConf *registriesconf.Config // nil = read from the environment
 }
 
 func defaultOptions() options {

@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/opmkit/opm/pkg/registriesconf"
 )
 
 // httpTransport builds the HTTP transport for o: TLS verification, extra
@@ -72,6 +74,7 @@ type Session struct {
 	puller  *remote.Puller
 	cache   *blobCache
 	tmp     string // private blob directory when the cache is off
+	regs    *registriesconf.Config
 
 	downloads chan struct{} // bounds blob downloads across the session's images
 
@@ -81,7 +84,7 @@ type Session struct {
 }
 
 type resolvedImage struct {
-	repo     name.Repository // where the manifest was found; blobs come from there
+	repo     name.Repository // where the manifest was found (registries.conf may rewrite it); blobs come from there
 	manifest *v1.Manifest
 	digest   string
 	labels   map[string]string
@@ -157,6 +160,9 @@ func (s *Session) init() error {
 	s.once.Do(func() {
 		o := s.o
 		tr, err := httpTransport(o)
+		if err == nil {
+			tr, err = s.applyRegistriesConf(tr)
+		}
 		if err != nil {
 			s.initErr = err
 			return
@@ -219,7 +225,7 @@ func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err 
 	s.mu.Unlock()
 	if res == nil {
 		v, err, _ := s.flights.Do(key, func() (any, error) {
-			res, err := s.resolve(ctx, r)
+			res, err := s.resolveSources(ctx, r)
 			if err != nil {
 				return nil, err
 			}
@@ -293,36 +299,9 @@ func (s *Session) ensureBlob(ctx context.Context, r Reference, ld v1.Descriptor,
 	return fetched, nil
 }
 
-// endpoints returns the references to try, in order, for the registry
-// reference ref: the first that answers serves the manifest, the config
-// and the layers. It is the one place where mirrors (registries.conf)
-// plug in; today it is ref alone.
-func (s *Session) endpoints(ref name.Reference) ([]name.Reference, error) {
-	return []name.Reference{ref}, nil
-}
-
-// resolve fetches the manifest (resolving indexes to the platform) and the
-// config's labels from the first endpoint that has them.
-func (s *Session) resolve(ctx context.Context, r Reference) (*resolvedImage, error) {
-	refs, err := s.endpoints(r.Name)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	for _, ref := range refs {
-		res, err := s.resolveAt(ctx, ref)
-		if err == nil {
-			return res, nil
-		}
-		if ctx.Err() != nil || len(refs) == 1 {
-			return nil, err
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", ref, err))
-	}
-	return nil, errors.Join(errs...)
-}
-
-// resolveAt resolves ref at one endpoint.
+// resolveAt fetches the manifest at ref (resolving indexes to the
+// platform) and the config's labels. registries.conf decides which refs
+// are tried, in which order (resolveSources).
 func (s *Session) resolveAt(ctx context.Context, ref name.Reference) (*resolvedImage, error) {
 	m, digest, err := s.manifest(ctx, ref)
 	if err != nil {

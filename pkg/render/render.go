@@ -167,14 +167,9 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 	}
 	var out declcfg.DeclarativeConfig
 	for _, ref := range opts.Refs {
-		cfg, err := renderReference(ctx, ref, opts, pre)
+		cfg, err := renderOne(ctx, ref, opts, pre)
 		if err != nil {
-			return nil, fmt.Errorf("render reference %q: %w", ref, err)
-		}
-		moveBundleObjectsToEnd(cfg)
-		sortRelatedImages(cfg)
-		if err := migrate(cfg, opts.MigrationLevel); err != nil {
-			return nil, fmt.Errorf("migrate: %w", err)
+			return nil, err
 		}
 		out.Merge(cfg)
 	}
@@ -184,6 +179,21 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 		}
 	}
 	return &out, nil
+}
+
+// renderOne renders one reference as Render does for each of its
+// arguments: rendered, properties and related images ordered, migrated.
+func renderOne(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
+	cfg, err := renderReference(ctx, ref, opts, pre)
+	if err != nil {
+		return nil, fmt.Errorf("render reference %q: %w", ref, err)
+	}
+	moveBundleObjectsToEnd(cfg)
+	sortRelatedImages(cfg)
+	if err := migrate(cfg, opts.MigrationLevel); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return cfg, nil
 }
 
 func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {

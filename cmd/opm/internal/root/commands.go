@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/cmd/opm/internal/converttemplate"
 	"github.com/opmkit/opm/cmd/opm/internal/generate"
 	graphcmd "github.com/opmkit/opm/cmd/opm/internal/graph"
 	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
@@ -11,6 +12,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/migrate"
 	"github.com/opmkit/opm/cmd/opm/internal/render"
 	"github.com/opmkit/opm/cmd/opm/internal/rendergraph"
+	"github.com/opmkit/opm/cmd/opm/internal/rendertemplate"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
 )
@@ -31,4 +33,6 @@ var commands = []command{
 	{alpha: true, build: rendergraph.NewCmd},
 	{build: graphcmd.NewCmd},
 	{build: validatecmd.NewCmd},
+	{alpha: true, build: rendertemplate.NewCmd},
+	{alpha: true, build: converttemplate.NewCmd},
 }

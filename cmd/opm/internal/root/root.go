@@ -38,8 +38,8 @@ file-based catalogs (FBC) and operator bundles.`,
 	})
 
 	pf := cmd.PersistentFlags()
-	pf.BoolVar(&g.SkipTLSVerify, "skip-tls-verify", false, "skip TLS certificate verification for container image registries while pulling bundles or index")
-	pf.BoolVar(&g.UseHTTP, "use-http", false, "use plain HTTP for container image registries while pulling bundles or index")
+	pf.BoolVar(&g.SkipTLSVerify, "skip-tls-verify", false, "skip TLS certificate verification for container image registries while pulling bundles")
+	pf.BoolVar(&g.UseHTTP, "use-http", false, "use plain HTTP for container image registries while pulling bundles")
 	pf.BoolVar(&g.SkipTLS, "skip-tls", false, "skip TLS for container image registries while pulling bundles or index")
 	// Not pflag's MarkDeprecated: cobra prints its notice on the "out"
 	// writer, i.e. into the stdout scripts pipe to jq. Same words, stderr.
