@@ -16,7 +16,7 @@ import (
 // that exceeds it fails on that candidate, which then does not match (as
 // every evaluation error). OLM sets no limit; catalogs are untrusted here,
 // and real rules (a few exists() over tens of properties) cost far less.
-const celCostLimit = 1_000_000
+const celCostLimit = 100_000
 
 // maxCelRuleSize bounds a rule's length; the whole constraint is bounded
 // by MaxConstraintSize anyway.

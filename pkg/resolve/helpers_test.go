@@ -3,6 +3,7 @@ package resolve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -168,3 +169,13 @@ func wantError(t *testing.T, res *Result, substr string) {
 		t.Fatalf("error = %q (conflicts %v), want it to contain %q", res.Error, res.Conflicts, substr)
 	}
 }
+
+func declDeprecation(pkg, bundle string) declcfg.Deprecation {
+	return declcfg.Deprecation{Schema: declcfg.SchemaDeprecations, Package: pkg, Entries: []declcfg.DeprecationEntry{
+		{Reference: declcfg.PackageScopedReference{Schema: declcfg.SchemaBundle, Name: bundle}, Message: "deprecated"},
+	}}
+}
+
+func asInputError(err error, target **InputError) bool { return errors.As(err, target) }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

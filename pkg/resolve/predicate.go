@@ -167,7 +167,7 @@ func (d *dependency) describe() string {
 	case labelPredicate:
 		return "a bundle with " + p.describe()
 	}
-	return withMessage("a bundle matching "+d.pred.describe(), d.message)
+	return "a bundle matching " + d.pred.describe()
 }
 
 // compileCache holds compiled CEL rules by text.

@@ -236,23 +236,29 @@ func Resolve(ctx context.Context, cats []Catalog, req Request) (*Result, error) 
 // names unknown catalogs or bundles, or the context's error; everything
 // else (unsatisfiable, invalid dependency properties) is in the Result.
 func (u *Universe) Resolve(ctx context.Context, req Request) (*Result, error) {
+	res, _, err := u.resolve(ctx, req)
+	return res, err
+}
+
+func (u *Universe) resolve(ctx context.Context, req Request) (*Result, *resolution, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := &resolution{u: u, ctx: ctx, recVar: map[*record]int{}, deps: map[*record][]*depInst{}, vars: []varInfo{{}}}
 	if err := r.setup(req); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := r.expand(); err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		var ie *InputError
 		if errors.As(err, &ie) {
-			return nil, err
+			return nil, nil, err
 		}
-		return &Result{Install: []Install{}, Error: err.Error()}, nil
+		return &Result{Install: []Install{}, Error: err.Error()}, r, nil
 	}
-	return r.solve()
+	res, err := r.solve()
+	return res, r, err
 }
 
 // resolution is the state of one Resolve call.
@@ -272,6 +278,10 @@ type resolution struct {
 	deps   map[*record][]*depInst
 
 	rules []*rule
+	// selected is the solution, by variable (set when resolvable).
+	selected []bool
+	// core is the minimal unsatisfiable set of rules (when not).
+	core []*rule
 }
 
 type varInfo struct {
@@ -788,6 +798,7 @@ func (r *resolution) solve() (*Result, error) {
 		for i, c := range core {
 			rules[i] = bySel[c]
 		}
+		r.core = rules
 		res.Conflicts = r.explain(rules)
 		return res, nil
 	}
@@ -865,6 +876,7 @@ func (r *resolution) solve() (*Result, error) {
 		}
 	}
 	res.Resolvable = true
+	r.selected = selected
 	res.Install = r.installList(selected, chosenBy)
 	return res, nil
 }

@@ -77,7 +77,8 @@ func (s *satSolver) model(dst []bool) []bool {
 // base: removing any one of them makes it satisfiable. base ∪ sel must be
 // unsatisfiable. It is QuickXplain (Junker, 2004): divide and conquer over
 // sel, O(k·log(n/k)) solver calls for a core of k among n, and the result
-// prefers sel's earlier members, so it depends only on sel's order.
+// prefers sel's earlier members, so it depends only on sel's order. When
+// base alone is unsatisfiable the core is empty.
 func (s *satSolver) minimalCore(ctx context.Context, base, sel []int) ([]int, error) {
 	var qx func(background []int, changed bool, cands []int) ([]int, error)
 	qx = func(background []int, changed bool, cands []int) ([]int, error) {
@@ -107,7 +108,7 @@ func (s *satSolver) minimalCore(ctx context.Context, base, sel []int) ([]int, er
 	if len(sel) == 0 {
 		return nil, nil
 	}
-	return qx(base, false, sel)
+	return qx(base, true, sel)
 }
 
 func concat(a, b []int) []int {
