@@ -23,7 +23,7 @@ type predicate interface {
 type gvkPredicate struct{ gvk property.GVK }
 
 func (p gvkPredicate) match(_ context.Context, b *bundle) bool { return containsGVK(b.gvks, p.gvk) }
-func (p gvkPredicate) describe() string                         { return describeGVK(p.gvk) }
+func (p gvkPredicate) describe() string                        { return describeGVK(p.gvk) }
 
 func describeGVK(g property.GVK) string {
 	return fmt.Sprintf("kind %s in group %s, version %s", g.Kind, g.Group, g.Version)
@@ -36,7 +36,6 @@ type packagePredicate struct {
 	name  string
 	text  string
 	rng   *versionrange.SkipRange
-	label string
 }
 
 func newPackagePredicate(name, rangeText string) (packagePredicate, error) {
