@@ -33,9 +33,9 @@ func describeGVK(g property.GVK) string {
 // range, with OLM classic's range semantics (blang/semver: pre-releases
 // are ordinary versions, build metadata is ignored).
 type packagePredicate struct {
-	name  string
-	text  string
-	rng   *versionrange.SkipRange
+	name string
+	text string
+	rng  *versionrange.SkipRange
 }
 
 func newPackagePredicate(name, rangeText string) (packagePredicate, error) {
@@ -139,13 +139,9 @@ func withMessage(s, msg string) string {
 	return fmt.Sprintf("%s (failure message: %q)", s, msg)
 }
 
-// dependencyKind names a dependency property's type in results.
-const (
-	kindGVKRequired     = property.TypeGVKRequired
-	kindPackageRequired = property.TypePackageRequired
-	kindLabelRequired   = "olm.label.required"
-	kindConstraint      = property.TypeConstraint
-)
+// TypeLabelRequired is the olm.label.required property type: a dependency
+// on a bundle with an olm.label property of the same label.
+const TypeLabelRequired = "olm.label.required"
 
 // dependency is one dependency property of a bundle.
 type dependency struct {
@@ -193,7 +189,7 @@ func parseDependencies(b *bundle, cache compileCache) ([]*dependency, error) {
 					d = &dependency{pred: pp}
 				}
 			}
-		case kindLabelRequired:
+		case TypeLabelRequired:
 			var v struct {
 				Label string `json:"label"`
 			}
