@@ -64,7 +64,7 @@ func ParseCatalog(s string) (CatalogSpec, error) {
 		return CatalogSpec{}, fmt.Errorf("invalid --catalog %q: the name must be letters, digits, '.', '_' or '-'", s)
 	}
 	spec := CatalogSpec{Name: name, Ref: ref}
-	if m := priorityRE.FindStringSubmatchIndex(ref); m != nil && m[0] > 0 {
+	if m := priorityRE.FindStringSubmatchIndex(ref); m != nil {
 		p, err := strconv.Atoi(ref[m[2]:m[3]])
 		if err != nil {
 			return CatalogSpec{}, fmt.Errorf("invalid --catalog %q: priority: %w", s, err)
