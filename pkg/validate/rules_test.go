@@ -122,7 +122,8 @@ var ruleCases = []struct {
 	{CodeVersionRangeInvalid, base + bundleDoc("foo.v0.3.0", "0.3.0", "  - type: olm.package.required\n    value: {packageName: foo, versionRange: 'v1'}\n") +
 		"---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v0.3.0\n"},
 	{CodeConstraintKindMissing, base + bundleDoc("foo.v0.3.0", "0.3.0", "  - type: olm.constraint\n    value: {failureMessage: nothing}\n") +
-		"---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v0.3.0\n"},}
+		"---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v0.3.0\n"},
+}
 
 // internalCodes cannot come from a loaded catalog (the conversion never
 // builds such a model); pkg/model tests them on hand-built models.
