@@ -515,3 +515,18 @@ func TestEmptyRequest(t *testing.T) {
 		t.Fatalf("res = %+v", res)
 	}
 }
+
+// A requirement nearly every bundle meets, on many bundles, grows the
+// problem quadratically: past a bound it is an error, not a memory blowup.
+func TestProblemSizeBound(t *testing.T) {
+	old := maxCandidateRefs
+	maxCandidateRefs = 100
+	defer func() { maxCandidateRefs = old }()
+	f := newFBC()
+	for i := 0; i < 20; i++ {
+		p := string(rune('a' + i))
+		f.pkg(p, "s").channel(p, "s", p+".v1").bundle(p, p+".v1", "1.0.0", constraint(`{"not":{"constraints":[]}}`), constraint(`{"all":{"constraints":[]}}`))
+	}
+	res := mustResolve(t, []Catalog{cat("c", 0, f)}, Request{Subscriptions: subs("a")})
+	wantError(t, res, "the problem is too large: more than 100 dependency candidates")
+}

@@ -261,6 +261,13 @@ func (u *Universe) resolve(ctx context.Context, req Request) (*Result, *resoluti
 	return res, r, err
 }
 
+// maxCandidateRefs bounds the dependency candidates of one resolution,
+// summed over every dependency of every bundle reached: the clauses grow
+// with it. Real catalogs stay far below (every package of a catalog of
+// 900 bundles at once: about 20000); a hostile catalog whose every bundle
+// requires something every bundle matches would grow quadratically.
+var maxCandidateRefs = 5_000_000
+
 // resolution is the state of one Resolve call.
 type resolution struct {
 	u   *Universe
@@ -278,6 +285,8 @@ type resolution struct {
 	deps   map[*record][]*depInst
 
 	rules []*rule
+	// candRefs counts dependency candidates, for maxCandidateRefs.
+	candRefs int
 	// selected is the solution, by variable (set when resolvable).
 	selected []bool
 	// core is the minimal unsatisfiable set of rules (when not).
@@ -415,6 +424,9 @@ func (r *resolution) expand() error {
 			cands, err := r.depCandidates(rec, d)
 			if err != nil {
 				return err
+			}
+			if r.candRefs += len(cands); r.candRefs > maxCandidateRefs {
+				return fmt.Errorf("the problem is too large: more than %d dependency candidates in all (a requirement such as a top-level not, met by nearly every bundle, on many bundles)", maxCandidateRefs)
 			}
 			di := &depInst{dep: d, cands: cands}
 			for _, c := range cands {
