@@ -51,13 +51,14 @@
 // package does the same with github.com/crillab/gophersat, for these
 // reasons:
 //
-//   - go-air/gini cannot be had here (the Go module proxy refuses it), and
-//     it has had no release since 2021.
-//   - gophersat is a maintained CDCL SAT and pseudo-boolean solver in pure
-//     Go, with no dependencies of its own, deterministic (no randomness, no
-//     map iteration in the search), and it solves incrementally under
-//     assumptions (Assume, then Solve; learned clauses are kept), which the
-//     preference search needs: one solver, many questions.
+//   - go-air/gini cannot be had here: the Go module proxy refuses it.
+//   - gophersat (CRIL, v1.4.0 of November 2023) is a CDCL SAT and
+//     pseudo-boolean solver in pure Go, with no dependencies of its own,
+//     deterministic (no randomness, no map iteration in the search), and it
+//     solves incrementally under assumptions (Assume, then Solve; learned
+//     clauses are kept), which the preference search needs: one solver,
+//     many questions. This package's tests check that use of it against
+//     brute force.
 //   - It comes with MUS extraction (package explain), which is what an
 //     explanation of an unsatisfiable problem needs. Its explain package
 //     works on single clauses, while a rule here is a group of clauses (an
