@@ -31,6 +31,9 @@ type Options struct {
 	Schemas *Schemas
 	// Concurrency is the number of CUE workers (default: GOMAXPROCS).
 	Concurrency int
+	// Dependencies, when set, resolves every channel head's dependencies
+	// (CheckDependencies).
+	Dependencies *DependencyOptions
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -79,6 +82,14 @@ func Validate(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts Options)
 		}
 	}
 	res.Findings = append(res.Findings, extraChecks(cfg)...)
+	if opts.Dependencies != nil {
+		deps, err := CheckDependencies(ctx, cfg, *opts.Dependencies)
+		if err != nil {
+			<-schemaDone
+			return nil, err
+		}
+		res.Findings = append(res.Findings, deps...)
+	}
 
 	if err := <-schemaDone; err != nil {
 		return nil, err

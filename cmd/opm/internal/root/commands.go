@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/render"
 	"github.com/opmkit/opm/cmd/opm/internal/rendergraph"
 	"github.com/opmkit/opm/cmd/opm/internal/rendertemplate"
+	resolvecmd "github.com/opmkit/opm/cmd/opm/internal/resolve"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
 )
@@ -35,4 +36,5 @@ var commands = []command{
 	{build: validatecmd.NewCmd},
 	{alpha: true, build: rendertemplate.NewCmd},
 	{alpha: true, build: converttemplate.NewCmd},
+	{build: resolvecmd.NewCmd},
 }

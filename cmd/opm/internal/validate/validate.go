@@ -21,6 +21,10 @@ type Options struct {
 	Output    string
 	Strict    bool
 	SchemaDir string
+
+	// The dependency check (pkg/validate CheckDependencies).
+	CheckDependencies bool
+	With              []string
 }
 
 // NewCmd builds `opm validate`.
@@ -54,6 +58,8 @@ I/O error. See docs/validate.md for every rule code.`,
 	f.StringVarP(&opts.Output, "output", "o", "", "output format (text|json|yaml|github|sarif; default text)")
 	f.BoolVar(&opts.Strict, "strict", false, "treat warnings as errors")
 	f.StringVar(&opts.SchemaDir, "schema-dir", "", "directory of extra CUE schemas (*.cue) for your own blob schemas")
+	f.BoolVar(&opts.CheckDependencies, "check-dependencies", false, "resolve every channel head's dependencies as OLM classic does (a warning; an error under --strict)")
+	f.StringArrayVar(&opts.With, "with", nil, "extra catalog dependencies may come from, for --check-dependencies (repeatable; implies it)")
 	return cmd
 }
 
@@ -81,7 +87,13 @@ func Run(ctx context.Context, opts *Options) error {
 	case err != nil:
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 	default:
-		res, err = validate.Validate(ctx, cfg, validate.Options{Strict: opts.Strict, Schemas: schemas})
+		vopts := validate.Options{Strict: opts.Strict, Schemas: schemas}
+		if opts.CheckDependencies || len(opts.With) > 0 {
+			if vopts.Dependencies, err = validate.LoadDependencyCatalogs(ctx, opts.With, reg); err != nil {
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+			}
+		}
+		res, err = validate.Validate(ctx, cfg, vopts)
 		if err != nil {
 			return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 		}

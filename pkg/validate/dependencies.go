@@ -1,0 +1,155 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/resolve"
+)
+
+// CodeDependenciesUnresolvable is a channel head whose dependencies OLM
+// classic cannot resolve from the catalog (and the --with catalogs): a
+// subscription to it would fail (`opm validate --check-dependencies`; a
+// warning, an error under --strict).
+const CodeDependenciesUnresolvable = "dependencies-unresolvable"
+
+// DependencyOptions turn on the dependency check: every channel head is
+// resolved as OLM classic would resolve a subscription to it, with the
+// catalog and the extra catalogs in With as the only sources.
+type DependencyOptions struct {
+	// With are extra catalogs dependencies may come from (e.g. the one
+	// that ships cert-manager). Names must be unique and not "catalog".
+	With []resolve.Catalog
+}
+
+// validatedCatalog names the catalog under validation among the others.
+const validatedCatalog = "catalog"
+
+// LoadDependencyCatalogs loads the --with catalogs (directories, files or
+// images, as LoadInput takes them), each named after its reference.
+func LoadDependencyCatalogs(ctx context.Context, refs []string, reg render.RegistryOptions) (*DependencyOptions, error) {
+	opts := &DependencyOptions{}
+	seen := map[string]bool{validatedCatalog: true}
+	for _, ref := range refs {
+		if seen[ref] {
+			return nil, fmt.Errorf("--with %s: given twice (or named %q)", ref, validatedCatalog)
+		}
+		seen[ref] = true
+		cfg, err := LoadInput(ctx, ref, nil, reg)
+		if err != nil {
+			return nil, fmt.Errorf("load --with catalog %s: %w", ref, err)
+		}
+		opts.With = append(opts.With, resolve.Catalog{Name: ref, Config: cfg})
+	}
+	return opts, nil
+}
+
+// CheckDependencies resolves a subscription to every channel head of cfg
+// (its startingCSV set to the head, so that only the head is a candidate)
+// and reports each head that cannot be installed. Channels without a
+// single head are skipped (other rules report them), and so is a catalog
+// the resolver cannot index (an entry without a bundle, which the model
+// rules report).
+func CheckDependencies(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts DependencyOptions) ([]Finding, error) {
+	cats := append([]resolve.Catalog{{Name: validatedCatalog, Config: cfg}}, opts.With...)
+	u, err := resolve.NewUniverse(cats)
+	var ie *resolve.InputError
+	if errors.As(err, &ie) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	// Heads, with the channels each bundle heads.
+	type head struct {
+		pkg, name string
+		channels  []string
+	}
+	heads := map[string]*head{}
+	for _, ch := range cfg.Channels {
+		g := graph.Channel{Package: ch.Package, Name: ch.Name}
+		for _, e := range ch.Entries {
+			g.Entries = append(g.Entries, graph.Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
+		}
+		name, err := g.Head()
+		if err != nil {
+			continue
+		}
+		key := ch.Package + "\x00" + name
+		if heads[key] == nil {
+			heads[key] = &head{pkg: ch.Package, name: name}
+		}
+		heads[key].channels = append(heads[key].channels, ch.Name)
+	}
+	pos := map[string]declcfg.Position{}
+	for _, b := range cfg.Bundles {
+		key := b.Package + "\x00" + b.Name
+		if _, ok := pos[key]; !ok {
+			pos[key] = b.Pos
+		}
+	}
+
+	keys := make([]string, 0, len(heads))
+	for k := range heads {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Finding
+	for _, k := range keys {
+		h := heads[k]
+		sort.Strings(h.channels)
+		res, err := u.Resolve(ctx, resolve.Request{Subscriptions: []resolve.Subscription{{
+			Package: h.pkg, Channel: h.channels[0], StartingCSV: h.name, Catalog: validatedCatalog,
+		}}})
+		if err != nil {
+			if errors.As(err, &ie) {
+				continue
+			}
+			return nil, err
+		}
+		if res.Resolvable {
+			continue
+		}
+		why := res.Error
+		if why == "" {
+			var lines []string
+			for _, c := range res.Conflicts {
+				if c.Kind == resolve.ConflictSubscription {
+					continue // "the subscription needs this bundle": said already
+				}
+				lines = append(lines, c.Message)
+			}
+			why = strings.Join(lines, "; ")
+		}
+		p := pos[k]
+		which := "channel " + quoteList(h.channels)
+		if len(h.channels) > 1 {
+			which = "channels " + quoteList(h.channels)
+		}
+		out = append(out, Finding{
+			Severity: SeverityWarning,
+			Code:     CodeDependenciesUnresolvable,
+			Message:  fmt.Sprintf("bundle %q, head of %s, cannot be installed: %s", h.name, which, why),
+			File:     p.File, Line: p.Line, Column: p.Col,
+			Package: h.pkg, Bundle: h.name,
+			Help: "give the catalogs its dependencies come from with --with, or fix its dependency properties; " +
+				"opm resolve --catalog NAME=DIR --subscribe PACKAGE:CHANNEL explains in full",
+		})
+	}
+	return out, nil
+}
+
+func quoteList(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return strings.Join(q, ", ")
+}
