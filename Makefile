@@ -10,6 +10,9 @@ LDFLAGS   := -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
              -X $(PKG)/internal/buildinfo.GitCommit=$(COMMIT) \
              -X $(PKG)/internal/buildinfo.BuildDate=$(DATE)
 FUZZTIME  ?= 30s
+# staticcheck, built from the module proxy at this version into bin/.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
 .PHONY: help build test unit conformance lint bench demo fuzz clean
 
@@ -41,9 +44,15 @@ conformance: ## every test of internal/conformance: upstream opm's runs in ../sh
 	tail -n 1 bin/conformance.log; \
 	exit $$status
 
-lint: ## gofmt and go vet
+lint: $(STATICCHECK) ## gofmt, go vet and staticcheck
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	@mkdir -p bin
+	GOBIN=$(CURDIR)/bin/staticcheck.tmp $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/staticcheck.tmp/staticcheck $@ && rmdir bin/staticcheck.tmp
 
 bench: build ## generated large catalogs: time, MB/s and peak RSS; plus Go benchmarks
 	bash hack/bench.sh
