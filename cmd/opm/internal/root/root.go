@@ -25,8 +25,8 @@ func New(ios *cmdutil.IOStreams) *cobra.Command {
 		Short: "operator package manager",
 		Long: `opm builds, renders, validates and inspects Operator Lifecycle Manager
 file-based catalogs (FBC) and operator bundles.`,
-		Args:          cobra.NoArgs,
-		Run:           func(*cobra.Command, []string) {},
+		Args:          cobra.ArbitraryArgs,
+		RunE:          runEmpty,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -44,18 +44,28 @@ file-based catalogs (FBC) and operator bundles.`,
 	// Not pflag's MarkDeprecated: cobra prints its notice on the "out"
 	// writer, i.e. into the stdout scripts pipe to jq. Same words, stderr.
 	_ = pf.MarkHidden("skip-tls")
-	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		// Cobra checks required flags and flag groups after this hook and
+		// returns plain errors (exit 1); checked here first, they are usage
+		// errors.
+		if err := c.ValidateRequiredFlags(); err != nil {
+			return &cmdutil.FlagError{Err: err}
+		}
+		if err := c.ValidateFlagGroups(); err != nil {
+			return &cmdutil.FlagError{Err: err}
+		}
 		if f := c.Flags().Lookup("skip-tls"); f != nil && f.Changed {
 			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
 		}
+		return nil
 	}
 
 	alpha := &cobra.Command{
 		Use:    "alpha",
 		Short:  "Run an alpha subcommand",
 		Hidden: os.Getenv("HELP_ALPHA") != "true",
-		Args:   cobra.NoArgs,
-		Run:    func(*cobra.Command, []string) {},
+		Args:   cobra.ArbitraryArgs,
+		RunE:   runEmpty,
 	}
 	cmd.AddCommand(alpha)
 
@@ -67,9 +77,54 @@ file-based catalogs (FBC) and operator bundles.`,
 			cmd.AddCommand(sub)
 		}
 	}
+	cmd.InitDefaultHelpCmd()
+	cmd.InitDefaultCompletionCmd()
 	configureAlphaFlags(cmd)
+	configureGroups(cmd)
 	wrapArgErrors(cmd)
 	return cmd
+}
+
+// runEmpty is the Run of opm and opm alpha: alone they print nothing and
+// succeed, as upstream; an argument is an unknown command.
+func runEmpty(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return unknownCommand(c, args[0])
+	}
+	return nil
+}
+
+// configureGroups makes every other command that only groups subcommands
+// (opm generate, opm alpha list, opm completion, ...) print its help when
+// run alone, and refuse anything else as a usage error naming the nearest
+// subcommand. Left to cobra, such a command prints its help and exits 0
+// for any argument, so `opm completion tcsh` looked like a success.
+func configureGroups(cmd *cobra.Command) {
+	if !cmd.Runnable() && cmd.HasSubCommands() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			return unknownCommand(c, args[0])
+		}
+	}
+	for _, c := range cmd.Commands() {
+		configureGroups(c)
+	}
+}
+
+// unknownCommand is cobra's unknown-command error as a usage error, with
+// its "did you mean" suggestions.
+func unknownCommand(c *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	if s := c.SuggestionsFor(name); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return &cmdutil.FlagError{Err: errors.New(msg)}
 }
 
 // wrapArgErrors turns cobra's positional-argument errors into FlagErrors
