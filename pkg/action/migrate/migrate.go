@@ -1,6 +1,7 @@
-// Package migrate implements `opm migrate`: render a file-based catalog
-// (a directory or a catalog image), apply migrations up to a level, and
-// write it back as one directory per package, atomically.
+// Package migrate is the action of `opm migrate`: render a file-based
+// catalog (a directory or a catalog image), apply migrations up to a level
+// (pkg/migrations), and write it back as one directory per package,
+// atomically.
 package migrate
 
 import (
@@ -14,7 +15,9 @@ import (
 	"path/filepath"
 
 	"github.com/opmkit/opm/internal/fsutil"
+	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/render"
 )
 
@@ -44,18 +47,18 @@ type NotEmptyError struct{ Dir string }
 
 func (e *NotEmptyError) Error() string { return fmt.Sprintf("output dir %q must be empty", e.Dir) }
 
-// Migrate runs the migration. On error, OutputDir is left as it was.
-func Migrate(ctx context.Context, o Options) error {
+// Run runs the migration. On error, OutputDir is left as it was. An
+// unknown format or migration level is an *action.UsageError, returned
+// before anything else happens.
+func Run(ctx context.Context, o Options) error {
 	if o.Format == "" {
 		o.Format = declcfg.FormatJSON
 	}
 	if o.Format != declcfg.FormatJSON && o.Format != declcfg.FormatYAML {
-		return fmt.Errorf("invalid output format %q, expected (json|yaml)", o.Format)
+		return action.Usagef("invalid output format %q, expected (json|yaml)", o.Format)
 	}
-	// Render with no references only checks the migration level, so an
-	// unknown level fails before anything else happens.
-	if _, err := render.Render(ctx, render.Options{MigrationLevel: o.MigrationLevel}); err != nil {
-		return err
+	if err := migrations.Check(o.MigrationLevel); err != nil {
+		return &action.UsageError{Err: err}
 	}
 	empty, err := isEmptyOrAbsent(o.OutputDir)
 	if err != nil {
