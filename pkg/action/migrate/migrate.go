@@ -6,11 +6,8 @@ package migrate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -112,6 +109,10 @@ func isEmptyOrAbsent(dir string) (bool, error) {
 // replace writes cfg as a new tree beside dir, then swaps it with dir and
 // removes the old tree. If the swap fails, dir is restored. A symlink to a
 // directory is followed, so its target is what gets replaced.
+//
+// The new and the old tree live inside a private directory beside dir
+// (fsutil.MkdirUnique creates it, so no other process can hold its name),
+// which is removed at the end.
 func replace(cfg declcfg.DeclarativeConfig, dir string, format declcfg.Format) error {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -125,52 +126,36 @@ func replace(cfg declcfg.DeclarativeConfig, dir string, format declcfg.Format) e
 	if parent == "" {
 		parent = "."
 	}
-	staging, err := uniqueName(parent, "."+base+".new-")
+	work, err := fsutil.MkdirUnique(parent, "."+base+".migrate-")
 	if err != nil {
 		return err
 	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = os.RemoveAll(work)
+		}
+	}()
+	staging, backup := filepath.Join(work, "new"), filepath.Join(work, "old")
 	if err := declcfg.WriteFS(cfg, staging, format); err != nil {
 		return err
 	}
 	// Keep the replaced directory's permissions.
 	if err := os.Chmod(staging, st.Mode().Perm()); err != nil {
-		_ = os.RemoveAll(staging)
-		return err
-	}
-	backup, err := uniqueName(parent, "."+base+".old-")
-	if err != nil {
-		_ = os.RemoveAll(staging)
 		return err
 	}
 	if err := os.Rename(real, backup); err != nil {
-		_ = os.RemoveAll(staging)
 		return err
 	}
 	if err := os.Rename(staging, real); err != nil {
 		if rerr := os.Rename(backup, real); rerr != nil {
+			keep = true // it holds the previous contents
 			return fmt.Errorf("%w (and restoring the previous contents from %s failed: %v)", err, backup, rerr)
 		}
-		_ = os.RemoveAll(staging)
 		return err
 	}
-	if err := os.RemoveAll(backup); err != nil {
+	if err := os.RemoveAll(work); err != nil {
 		return fmt.Errorf("removing the previous contents (%s): %w", backup, err)
 	}
 	return nil
-}
-
-// uniqueName returns a path in parent starting with prefix that does not
-// exist yet.
-func uniqueName(parent, prefix string) (string, error) {
-	for range 100 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", err
-		}
-		p := filepath.Join(parent, prefix+hex.EncodeToString(b[:]))
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("cannot find a free temporary name in %s", parent)
 }
