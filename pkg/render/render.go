@@ -13,6 +13,7 @@ import (
 	"text/template"
 
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -142,7 +143,7 @@ func render(ctx context.Context, opts Options, prefetch bool) (*declcfg.Declarat
 	if opts.AllowedRefMask == 0 {
 		opts.AllowedRefMask = RefAll
 	}
-	if err := checkMigrationLevel(opts.MigrationLevel); err != nil {
+	if err := migrations.Check(opts.MigrationLevel); err != nil {
 		return nil, err
 	}
 	var pre prefetched
@@ -168,7 +169,7 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 		}
 		moveBundleObjectsToEnd(cfg)
 		sortRelatedImages(cfg)
-		if err := migrate(cfg, opts.MigrationLevel); err != nil {
+		if err := migrations.Migrate(cfg, opts.MigrationLevel); err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
 		out.Merge(cfg)
