@@ -12,6 +12,8 @@ import (
 	"sync"
 	"text/template"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/property"
@@ -101,22 +103,19 @@ func (c *renderedAhead) take(ref string) (renderResult, bool) {
 
 // renderAhead renders refs with fn, at most limit at a time, and keeps
 // every result (errors included: the in-order loop decides which one is
-// reported).
+// reported, so one failure does not stop the others).
 func renderAhead(ctx context.Context, refs []string, limit int, fn func(context.Context, string) (*declcfg.DeclarativeConfig, error)) *renderedAhead {
 	results := make([]renderResult, len(refs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, limit)
+	var g errgroup.Group
+	g.SetLimit(limit)
 	for i, ref := range refs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			cfg, err := fn(ctx, ref)
 			results[i] = renderResult{cfg: cfg, err: err}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // every func returns nil
 	c := &renderedAhead{m: make(map[string]renderResult, len(refs))}
 	for i, ref := range refs {
 		c.m[ref] = results[i]
