@@ -42,18 +42,18 @@ func imageOptions(r RegistryOptions) []image.Option {
 // return whatever happens.
 // pre holds the images rendered ahead of time and their session (may be
 // nil).
-func renderImage(ctx context.Context, ref string, opts Options, pre *imageCache) (*declcfg.DeclarativeConfig, error) {
+func renderImage(ctx context.Context, ref string, opts Options, pre *imageCache) (rendered, error) {
 	if pre == nil {
 		return renderImageWith(ctx, ref, opts, nil)
 	}
 	if r, ok := pre.take(ref); ok {
-		return r.cfg, r.err
+		return r.rendered, r.err
 	}
 	return renderImageWith(ctx, ref, opts, pre.session)
 }
 
 // renderImageWith renders ref, opening it with session when there is one.
-func renderImageWith(ctx context.Context, ref string, opts Options, session *image.Session) (*declcfg.DeclarativeConfig, error) {
+func renderImageWith(ctx context.Context, ref string, opts Options, session *image.Session) (rendered, error) {
 	var (
 		img image.Image
 		err error
@@ -64,7 +64,7 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 		img, err = image.Open(ctx, ref, imageOptions(opts.Registry)...)
 	}
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	defer img.Close()
 	labels := img.Labels()
@@ -75,41 +75,41 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	)
 	if dir, ok := labels[ConfigsLabel]; ok {
 		if opts.AllowedRefMask&RefDCImage == 0 {
-			return nil, fmt.Errorf("cannot render declarative config image: %w", ErrNotAllowed)
+			return rendered{}, fmt.Errorf("cannot render declarative config image: %w", ErrNotAllowed)
 		}
 		paths = []string{dir}
 	} else if _, ok := labels[BundlePackageLabel]; ok {
 		if opts.AllowedRefMask&RefBundleImage == 0 {
-			return nil, fmt.Errorf("cannot render bundle image: %w", ErrNotAllowed)
+			return rendered{}, fmt.Errorf("cannot render bundle image: %w", ErrNotAllowed)
 		}
 		paths, bundle = []string{"manifests", "metadata"}, true
 	} else if _, ok := labels[DatabaseLabel]; ok {
-		return nil, fmt.Errorf("render %q: sqlite-based index images are no longer supported, migrate to a file-based catalog: %w", ref, ErrNotAllowed)
+		return rendered{}, fmt.Errorf("render %q: sqlite-based index images are no longer supported, migrate to a file-based catalog: %w", ref, ErrNotAllowed)
 	} else {
-		return nil, fmt.Errorf("render %q: %s", ref, unknownImageType(labels))
+		return rendered{}, fmt.Errorf("render %q: %s", ref, unknownImageType(labels))
 	}
 
 	tmp, err := os.MkdirTemp("", "opm-render-*")
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	defer os.RemoveAll(tmp)
 	if err := img.Extract(ctx, tmp, paths...); err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	if bundle {
-		return RenderBundleFS(ctx, os.DirFS(tmp), ref, opts)
+		return renderBundleFS(ctx, os.DirFS(tmp), ref, opts)
 	}
 	rel := path.Clean("/" + paths[0])
 	root := filepath.Join(tmp, filepath.FromSlash(rel))
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
+		return rendered{}, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
 	}
 	cfg, err := declcfg.LoadDir(ctx, root, declcfg.WithPathPrefix(ref+":"+rel))
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
-	return cfg, nil
+	return rendered{cfg: cfg}, nil
 }
 
 // unknownImageType is upstream's error for images without a usable label.
@@ -169,7 +169,7 @@ func prefetchImages(ctx context.Context, opts Options) *imageCache {
 	opts.AllowedRefMask = mask
 	c := &imageCache{session: image.NewSession(imageOptions(opts.Registry)...)}
 	if len(refs) > 1 {
-		c.renderedAhead = renderAhead(ctx, refs, 4, func(ctx context.Context, ref string) (*declcfg.DeclarativeConfig, error) {
+		c.renderedAhead = renderAhead(ctx, refs, 4, func(ctx context.Context, ref string) (rendered, error) {
 			return renderImageWith(ctx, ref, opts, c.session)
 		})
 	}

@@ -85,8 +85,17 @@ type renderedAhead struct {
 }
 
 type renderResult struct {
-	cfg *declcfg.DeclarativeConfig
+	rendered
 	err error
+}
+
+// rendered is what one reference renders to. hint is set for a bundle
+// directory or image rendered WithChannels: the channel data of
+// cfg.Bundles[0], which deriveChannels consumes. It never leaves the
+// package.
+type rendered struct {
+	cfg  *declcfg.DeclarativeConfig
+	hint *channelHint
 }
 
 // take returns and forgets the result for ref.
@@ -104,14 +113,14 @@ func (c *renderedAhead) take(ref string) (renderResult, bool) {
 // renderAhead renders refs with fn, at most limit at a time, and keeps
 // every result (errors included: the in-order loop decides which one is
 // reported, so one failure does not stop the others).
-func renderAhead(ctx context.Context, refs []string, limit int, fn func(context.Context, string) (*declcfg.DeclarativeConfig, error)) *renderedAhead {
+func renderAhead(ctx context.Context, refs []string, limit int, fn func(context.Context, string) (rendered, error)) *renderedAhead {
 	results := make([]renderResult, len(refs))
 	var g errgroup.Group
 	g.SetLimit(limit)
 	for i, ref := range refs {
 		g.Go(func() error {
-			cfg, err := fn(ctx, ref)
-			results[i] = renderResult{cfg: cfg, err: err}
+			r, err := fn(ctx, ref)
+			results[i] = renderResult{rendered: r, err: err}
 			return nil
 		})
 	}
@@ -160,45 +169,52 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 	if opts.AllowedRefMask == 0 {
 		opts.AllowedRefMask = RefAll
 	}
-	var out declcfg.DeclarativeConfig
+	var (
+		out   declcfg.DeclarativeConfig
+		hints []bundleHint
+	)
 	for _, ref := range opts.Refs {
-		cfg, err := renderReference(ctx, ref, opts, pre)
+		r, err := renderReference(ctx, ref, opts, pre)
 		if err != nil {
 			return nil, fmt.Errorf("render reference %q: %w", ref, err)
 		}
-		moveBundleObjectsToEnd(cfg)
-		sortRelatedImages(cfg)
-		if err := migrations.Migrate(cfg, opts.MigrationLevel); err != nil {
+		moveBundleObjectsToEnd(r.cfg)
+		sortRelatedImages(r.cfg)
+		if err := migrations.Migrate(r.cfg, opts.MigrationLevel); err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
-		out.Merge(cfg)
+		if r.hint != nil {
+			hints = append(hints, bundleHint{index: len(out.Bundles), hint: *r.hint})
+		}
+		out.Merge(r.cfg)
 	}
 	if opts.WithChannels {
-		if err := deriveChannels(&out); err != nil {
+		if err := deriveChannels(&out, hints); err != nil {
 			return nil, err
 		}
 	}
 	return &out, nil
 }
 
-func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
+func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (rendered, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
 		return renderImage(ctx, ref, opts, pre.images)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
+		return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
 	}
 	if isBundleDir(ref) {
 		if opts.AllowedRefMask&RefBundleDir == 0 {
-			return nil, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
+			return rendered{}, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
 		}
 		return renderBundleDir(ctx, ref, opts, pre.bundles)
 	}
 	if opts.AllowedRefMask&RefDCDir == 0 {
-		return nil, fmt.Errorf("cannot render declarative config directory: %w", ErrNotAllowed)
+		return rendered{}, fmt.Errorf("cannot render declarative config directory: %w", ErrNotAllowed)
 	}
-	return declcfg.LoadDir(ctx, ref)
+	cfg, err := declcfg.LoadDir(ctx, ref)
+	return rendered{cfg: cfg}, err
 }
 
 // isBundleDir reports whether dir has both manifests/ and metadata/
