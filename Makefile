@@ -14,26 +14,35 @@ FUZZTIME  ?= 30s
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build test unit conformance lint bench demo fuzz clean
+.PHONY: help build test unit scripts-updated conformance lint bench demo fuzz clean install
 
 help: ## list targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/opm
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/opm
+
+install: ## go install opm (into GOBIN, default ~/go/bin) with the version stamped
+	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/opm
 
 demo: build ## render and validate the example catalog
 	$(BIN) render examples/catalog -o yaml
 	$(BIN) validate examples/catalog
 	@echo "examples/catalog renders and validates"
 
-test: lint unit conformance ## everything CI runs: lint, unit and script tests (race detector), conformance
+test: lint unit scripts-updated conformance ## everything CI runs: lint, unit and script tests (race detector), the update-switch check, conformance
 
 # Every package but internal/conformance, whose tests `make conformance` runs.
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/internal/conformance$$')
 
 unit: ## every test of every package (fuzz corpora and txtar scripts too) with the race detector, except internal/conformance
 	$(GO) test -race -count=1 $(UNIT_PKGS)
+
+scripts-updated: ## the txtar scripts' expected outputs are up to date: OPM_UPDATE=1 rewrites none of them
+	OPM_UPDATE=1 $(GO) test -count=1 -run '^(TestScript|TestImageScript)$$' ./cmd/opm
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+		git diff --exit-code --stat -- cmd/opm/testdata || { echo "OPM_UPDATE=1 changed the scripts above: their expected output is stale; review and commit the update"; exit 1; }; \
+	else echo "not a git checkout: cannot check that OPM_UPDATE=1 left the scripts unchanged"; fi
 
 conformance: ## every test of internal/conformance: upstream opm's runs in ../shared/conformance (skips if absent); prints N of M per run kind
 	@mkdir -p bin
