@@ -44,20 +44,10 @@ file-based catalogs (FBC) and operator bundles.`,
 	// Not pflag's MarkDeprecated: cobra prints its notice on the "out"
 	// writer, i.e. into the stdout scripts pipe to jq. Same words, stderr.
 	_ = pf.MarkHidden("skip-tls")
-	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
-		// Cobra checks required flags and flag groups after this hook and
-		// returns plain errors (exit 1); checked here first, they are usage
-		// errors.
-		if err := c.ValidateRequiredFlags(); err != nil {
-			return &cmdutil.FlagError{Err: err}
-		}
-		if err := c.ValidateFlagGroups(); err != nil {
-			return &cmdutil.FlagError{Err: err}
-		}
+	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		if f := c.Flags().Lookup("skip-tls"); f != nil && f.Changed {
 			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
 		}
-		return nil
 	}
 
 	alpha := &cobra.Command{
@@ -82,7 +72,38 @@ file-based catalogs (FBC) and operator bundles.`,
 	configureAlphaFlags(cmd)
 	configureGroups(cmd)
 	wrapArgErrors(cmd)
+	checkFlagsFirst(cmd)
 	return cmd
+}
+
+// checkFlagsFirst makes missing required flags and broken flag groups
+// (MarkFlagRequired, MarkFlagsMutuallyExclusive) usage errors. Cobra checks
+// them after the PreRun hooks and returns plain errors (exit 1); each
+// command's PreRun now checks them first. A PreRun hook rather than the
+// root's PersistentPreRun, which a subcommand's own would replace.
+func checkFlagsFirst(cmd *cobra.Command) {
+	if cmd.Runnable() {
+		preE, pre := cmd.PreRunE, cmd.PreRun
+		cmd.PreRun = nil
+		cmd.PreRunE = func(c *cobra.Command, args []string) error {
+			if err := c.ValidateRequiredFlags(); err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			if err := c.ValidateFlagGroups(); err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			switch {
+			case preE != nil:
+				return preE(c, args)
+			case pre != nil:
+				pre(c, args)
+			}
+			return nil
+		}
+	}
+	for _, c := range cmd.Commands() {
+		checkFlagsFirst(c)
+	}
 }
 
 // runEmpty is the Run of opm and opm alpha: alone they print nothing and
