@@ -69,6 +69,7 @@ file-based catalogs (FBC) and operator bundles.`,
 	}
 	cmd.InitDefaultHelpCmd()
 	cmd.InitDefaultCompletionCmd()
+	configureHelp(cmd)
 	configureAlphaFlags(cmd)
 	configureGroups(cmd)
 	wrapArgErrors(cmd)
@@ -103,6 +104,25 @@ func checkFlagsFirst(cmd *cobra.Command) {
 	}
 	for _, c := range cmd.Commands() {
 		checkFlagsFirst(c)
+	}
+}
+
+// configureHelp makes `opm help <unknown>` the usage error an unknown
+// command is (cobra printed the root's help and exited 0).
+func configureHelp(root *cobra.Command) {
+	h, _, err := root.Find([]string{"help"})
+	if err != nil || h == nil || h.Name() != "help" || h.Run == nil {
+		return
+	}
+	show := h.Run
+	h.Run = nil
+	h.RunE = func(c *cobra.Command, args []string) error {
+		target, rest, err := c.Root().Find(args)
+		if err == nil && target != nil && len(rest) > 0 && target.HasSubCommands() {
+			return unknownCommand(target, rest[0])
+		}
+		show(c, args)
+		return nil
 	}
 }
 
