@@ -10,37 +10,58 @@ LDFLAGS   := -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
              -X $(PKG)/internal/buildinfo.GitCommit=$(COMMIT) \
              -X $(PKG)/internal/buildinfo.BuildDate=$(DATE)
 FUZZTIME  ?= 30s
+# staticcheck, built from the module proxy at this version into bin/.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build test unit conformance lint bench demo fuzz clean
+.PHONY: help build test unit scripts-updated conformance lint bench demo fuzz clean install
 
 help: ## list targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/opm
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/opm
+
+install: ## go install opm (into GOBIN, default ~/go/bin) with the version stamped
+	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/opm
 
 demo: build ## render and validate the example catalog
 	$(BIN) render examples/catalog -o yaml
 	$(BIN) validate examples/catalog
 	@echo "examples/catalog renders and validates"
 
-test: lint unit conformance ## everything CI runs: lint, unit and script tests (race detector), conformance
+test: lint unit scripts-updated conformance ## everything CI runs: lint, unit and script tests (race detector), the update-switch check, conformance
 
-unit: ## unit, fuzz-corpus and txtar script tests with the race detector
-	$(GO) test -race -count=1 -skip '^TestConformance$$' ./...
+# Every package but internal/conformance, whose tests `make conformance` runs.
+UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/internal/conformance$$')
 
-conformance: ## compare with upstream opm on ../shared/conformance (skips if absent); prints N of M per run kind
+unit: ## every test of every package (fuzz corpora and txtar scripts too) with the race detector, except internal/conformance
+	$(GO) test -race -count=1 $(UNIT_PKGS)
+
+scripts-updated: ## the txtar scripts' expected outputs are up to date: OPM_UPDATE=1 rewrites none of them
+	OPM_UPDATE=1 $(GO) test -count=1 -run '^(TestScript|TestImageScript)$$' ./cmd/opm
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+		git diff --exit-code --stat -- cmd/opm/testdata || { echo "OPM_UPDATE=1 changed the scripts above: their expected output is stale; review and commit the update"; exit 1; }; \
+	else echo "not a git checkout: cannot check that OPM_UPDATE=1 left the scripts unchanged"; fi
+
+conformance: ## every test of internal/conformance: upstream opm's runs in ../shared/conformance (skips if absent); prints N of M per run kind
 	@mkdir -p bin
-	@OPM_CONFORMANCE_SUMMARY=$(CURDIR)/bin/conformance-summary.txt $(GO) test -count=1 -v -run '^TestConformance$$' ./internal/conformance > bin/conformance.log 2>&1; \
+	@OPM_CONFORMANCE_SUMMARY=$(CURDIR)/bin/conformance-summary.txt $(GO) test -count=1 -v ./internal/conformance > bin/conformance.log 2>&1; \
 	status=$$?; \
-	grep -E -e '--- SKIP|conformance suite not found' -e '^\s+conformance_test.go:[0-9]+: [a-z]+/.*: ' bin/conformance.log | grep -v 'not reproduced (not required)' | head -40; \
+	grep -E -e '--- SKIP|conformance suite not found' -e '^\s+[a-z_]+_test\.go:[0-9]+: [a-z]+/.*: ' bin/conformance.log | grep -v 'not reproduced (not required)' | head -40; \
 	sed -n '/^not reproduced:/q;p' bin/conformance-summary.txt 2>/dev/null; \
 	tail -n 1 bin/conformance.log; \
 	exit $$status
 
-lint: ## gofmt and go vet
+lint: $(STATICCHECK) ## gofmt, go vet and staticcheck
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	@mkdir -p bin
+	GOBIN=$(CURDIR)/bin/staticcheck.tmp $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/staticcheck.tmp/staticcheck $@ && rmdir bin/staticcheck.tmp
 
 bench: build ## generated large catalogs: time, MB/s and peak RSS; plus Go benchmarks
 	bash hack/bench.sh

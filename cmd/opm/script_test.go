@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -23,10 +26,39 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("OPM_UPDATE") == "1",
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/home/.cache")
 			return nil
 		},
 	})
+}
+
+// cmdExits is `exits CODE PROGRAM [ARGS...]`: exec PROGRAM (its stdout and
+// stderr are then checked as after exec) and fail unless it exits with
+// status CODE. `! exec` only tells success from failure; the usage (2) and
+// failure (1) statuses need this.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exits")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad CODE %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
 }

@@ -6,6 +6,10 @@
 // Options where output is streamed). Library callers and tests call it
 // directly.
 //
+// An action returns a [UsageError] for options it cannot run with (a bad
+// value, a refused combination); the commands exit 2 for it, and 1 for any
+// other error.
+//
 // The domain packages it builds on stay beside it under pkg/ (declcfg,
 // property, model, graph, versionrange, bundle, image, render, migrations,
 // validate, ...). The cobra commands under cmd/opm/internal/<verb> bind

@@ -21,16 +21,6 @@ const (
 	KindReplaces  EdgeKind = "replaces"
 )
 
-func kindRank(k EdgeKind) int {
-	switch k {
-	case KindReplaces:
-		return 0
-	case KindSkips:
-		return 1
-	}
-	return 2
-}
-
 // Edge is an upgrade from From (the older bundle) to To (the channel entry
 // that declares the edge).
 type Edge struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/property"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // MermaidOptions configure [WriteMermaid].
@@ -193,14 +194,14 @@ func WriteMermaid(cfg *declcfg.DeclarativeConfig, w io.Writer, opts MermaidOptio
 				linkID++
 			}
 			if e.SkipRange != "" {
-				r, err := semver.ParseRange(e.SkipRange)
+				r, err := versionrange.ParseSkipRange(e.SkipRange)
 				if err != nil {
 					if opts.Warnings != nil {
 						fmt.Fprintf(opts.Warnings, "warning: ignoring invalid SkipRange for package/edge %q/%q: %v\n", c.Package, e.Name, err)
 					}
 				} else {
 					for _, other := range c.Entries {
-						if !r(versions[other.Name]) {
+						if !r.Contains(versions[other.Name]) {
 							continue
 						}
 						fmt.Fprintf(b, "      %s-%s[%q]-- \"skipRange(%s)\" --> %s[%q]\n", channelID, other.Name, other.Name, e.SkipRange, entryID, e.Name)
@@ -297,7 +298,7 @@ func filterChannel(c *declcfg.Channel, versions map[string]semver.Version, floor
 				}
 			}
 			if e.SkipRange != "" {
-				if r, err := semver.ParseRange(e.SkipRange); err == nil && r(floor) {
+				if r, err := versionrange.ParseSkipRange(e.SkipRange); err == nil && r.Contains(floor) {
 					f.SkipRange = e.SkipRange
 				}
 			}

@@ -6,10 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/blang/semver/v4"
-
 	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/property"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // Rule codes of the model validation (upstream's error tree).
@@ -243,7 +242,7 @@ func (b *Bundle) Validate() error {
 		}
 	}
 	if b.SkipRange != "" {
-		if _, err := semver.ParseRange(b.SkipRange); err != nil {
+		if _, err := versionrange.ParseSkipRange(b.SkipRange); err != nil {
 			leaf(CodeBundleSkipRangeInvalid, "invalid skipRange %q: %v", b.SkipRange, err)
 		}
 	}

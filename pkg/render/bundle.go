@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,17 +13,16 @@ import (
 
 	"github.com/opmkit/opm/pkg/bundle"
 	"github.com/opmkit/opm/pkg/declcfg"
-	"github.com/opmkit/opm/pkg/property"
 )
 
 // renderBundleDir renders a bundle directory (manifests/ + metadata/). Its
 // image is "" unless opts.ImageRefTemplate is set.
 // pre holds the directories rendered ahead of time (may be nil).
-func renderBundleDir(ctx context.Context, dir string, opts Options, pre *renderedAhead) (*declcfg.DeclarativeConfig, error) {
+func renderBundleDir(ctx context.Context, dir string, opts Options, pre *renderedAhead) (rendered, error) {
 	if r, ok := pre.take(dir); ok {
-		return r.cfg, r.err
+		return r.rendered, r.err
 	}
-	return RenderBundleFS(ctx, os.DirFS(dir), "", opts)
+	return renderBundleFS(ctx, os.DirFS(dir), "", opts)
 }
 
 // prefetchBundleDirs renders every bundle directory among opts.Refs
@@ -48,8 +46,8 @@ func prefetchBundleDirs(ctx context.Context, opts Options) *renderedAhead {
 	if len(dirs) < 2 {
 		return nil
 	}
-	return renderAhead(ctx, dirs, runtime.GOMAXPROCS(0), func(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
-		return RenderBundleFS(ctx, os.DirFS(dir), "", opts)
+	return renderAhead(ctx, dirs, runtime.GOMAXPROCS(0), func(ctx context.Context, dir string) (rendered, error) {
+		return renderBundleFS(ctx, os.DirFS(dir), "", opts)
 	})
 }
 
@@ -68,32 +66,49 @@ type imageRefTemplateData struct {
 // template ({{.Package}}, {{.Name}}, {{.Version}}).
 //
 // The result's properties are sorted by type and value as upstream's
-// bundle conversion leaves them; Render then moves olm.bundle.object to the
-// end, sorts relatedImages and applies migrations. With opts.WithChannels
-// the bundle also carries the channel data deriveChannels consumes.
+// bundle conversion leaves them (Render then moves olm.bundle.object to the
+// end, sorts relatedImages and applies migrations). With opts.WithChannels
+// the result also holds the bundle's olm.package and olm.channel blobs, as
+// Render derives them for a single bundle.
 func RenderBundleFS(ctx context.Context, fsys fs.FS, image string, opts Options) (*declcfg.DeclarativeConfig, error) {
-	if err := ctx.Err(); err != nil {
+	r, err := renderBundleFS(ctx, fsys, image, opts)
+	if err != nil {
 		return nil, err
+	}
+	if r.hint != nil {
+		if err := deriveChannels(r.cfg, []bundleHint{{index: 0, hint: *r.hint}}); err != nil {
+			return nil, err
+		}
+	}
+	return r.cfg, nil
+}
+
+// renderBundleFS is RenderBundleFS without deriving channels: with
+// opts.WithChannels it returns the bundle's channel hint beside the blob,
+// for Render to derive channels across every bundle it renders.
+func renderBundleFS(ctx context.Context, fsys fs.FS, image string, opts Options) (rendered, error) {
+	if err := ctx.Err(); err != nil {
+		return rendered{}, err
 	}
 	b, err := bundle.ParseFS(fsys)
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	if image == "" && opts.ImageRefTemplate != nil {
 		pkg, err := b.PackageProperty()
 		if err != nil {
-			return nil, err
+			return rendered{}, err
 		}
 		var sb strings.Builder
 		data := imageRefTemplateData{Package: b.Package, Name: b.Name, Version: pkg.Version}
 		if err := opts.ImageRefTemplate.Execute(&sb, data); err != nil {
-			return nil, fmt.Errorf("failed to execute image reference template: %w", err)
+			return rendered{}, fmt.Errorf("failed to execute image reference template: %w", err)
 		}
 		image = sb.String()
 	}
 	db, err := b.Declcfg(image)
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	// Upstream sorts relatedImages with sort.Slice, which is not stable:
 	// entries with the same image and different names come out in the
@@ -101,55 +116,57 @@ func RenderBundleFS(ctx context.Context, fsys fs.FS, image string, opts Options)
 	// reproduces that order; Render's later sort then finds it sorted.
 	ri := db.RelatedImages
 	sort.Slice(ri, func(i, j int) bool { return ri[i].Image < ri[j].Image })
+	r := rendered{cfg: &declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{*db}}}
 	if opts.WithChannels {
-		p, err := channelHintProperty(b)
+		h, err := channelHintOf(b)
 		if err != nil {
-			return nil, err
+			return rendered{}, err
 		}
-		db.Properties = append(db.Properties, p)
+		r.hint = &h
 	}
-	return &declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{*db}}, nil
+	return r, nil
 }
 
-// typeChannelHint is a private property carrying what --with-channels needs
-// from a rendered bundle (its annotations' channels and the CSV's upgrade
-// edges). deriveChannels removes it; it is never written.
-const typeChannelHint = "opmkit.internal.channel-hint"
-
+// channelHint is what --with-channels needs from a rendered bundle: its
+// annotations' channels and the CSV's upgrade edges. It travels beside the
+// bundle's blob (see rendered), never inside it.
 type channelHint struct {
-	Channels       []string `json:"channels"`
-	DefaultChannel string   `json:"defaultChannel"`
-	Replaces       string   `json:"replaces"`
-	Skips          []string `json:"skips"`
-	SkipRange      string   `json:"skipRange"`
-	Version        string   `json:"version"`
+	Channels       []string
+	DefaultChannel string
+	Replaces       string
+	Skips          []string
+	SkipRange      string
+	Version        string
 }
 
-func channelHintProperty(b *bundle.Bundle) (property.Property, error) {
+// bundleHint is the channel hint of the bundle at index in a
+// DeclarativeConfig's Bundles.
+type bundleHint struct {
+	index int
+	hint  channelHint
+}
+
+func channelHintOf(b *bundle.Bundle) (channelHint, error) {
 	replaces, err := b.CSV.Replaces()
 	if err != nil {
-		return property.Property{}, &bundle.FileError{File: b.CSV.File, Err: fmt.Errorf("spec.replaces: %w", err)}
+		return channelHint{}, &bundle.FileError{File: b.CSV.File, Err: fmt.Errorf("spec.replaces: %w", err)}
 	}
 	skips, err := b.CSV.Skips()
 	if err != nil {
-		return property.Property{}, &bundle.FileError{File: b.CSV.File, Err: fmt.Errorf("spec.skips: %w", err)}
+		return channelHint{}, &bundle.FileError{File: b.CSV.File, Err: fmt.Errorf("spec.skips: %w", err)}
 	}
 	pkg, err := b.PackageProperty()
 	if err != nil {
-		return property.Property{}, err
+		return channelHint{}, err
 	}
-	raw, err := json.Marshal(channelHint{
+	return channelHint{
 		Channels:       b.Channels,
 		DefaultChannel: b.DefaultChannel,
 		Replaces:       replaces,
 		Skips:          skips,
 		SkipRange:      b.CSV.SkipRange(),
 		Version:        pkg.Version,
-	})
-	if err != nil {
-		return property.Property{}, err
-	}
-	return property.Property{Type: typeChannelHint, Value: raw}, nil
+	}, nil
 }
 
 // deriveChannels adds olm.package and olm.channel blobs for the rendered
@@ -163,39 +180,23 @@ func channelHintProperty(b *bundle.Bundle) (property.Property, error) {
 //
 // Packages and channels that already exist in cfg (from a catalog rendered
 // in the same call) are kept; bundles are added to existing channels.
-func deriveChannels(cfg *declcfg.DeclarativeConfig) error {
+// hints are the rendered bundles' channel data, by index in cfg.Bundles.
+func deriveChannels(cfg *declcfg.DeclarativeConfig, hints []bundleHint) error {
 	type member struct {
 		name string
 		hint channelHint
 	}
 	var pkgOrder []string
 	members := map[string][]member{}
-	for i := range cfg.Bundles {
-		b := &cfg.Bundles[i]
-		var hint *channelHint
-		kept := b.Properties[:0:0]
-		for _, p := range b.Properties {
-			if p.Type != typeChannelHint {
-				kept = append(kept, p)
-				continue
-			}
-			var h channelHint
-			if err := json.Unmarshal(p.Value, &h); err != nil {
-				return fmt.Errorf("bundle %q: %w", b.Name, err)
-			}
-			hint = &h
-		}
-		if hint == nil {
-			continue
-		}
-		b.Properties = kept
+	for _, h := range hints {
+		b := &cfg.Bundles[h.index]
 		if b.Package == "" {
 			return fmt.Errorf("bundle %q: no package in its annotations: cannot place it in a channel", b.Name)
 		}
 		if _, ok := members[b.Package]; !ok {
 			pkgOrder = append(pkgOrder, b.Package)
 		}
-		members[b.Package] = append(members[b.Package], member{name: b.Name, hint: *hint})
+		members[b.Package] = append(members[b.Package], member{name: b.Name, hint: h.hint})
 	}
 
 	for _, pkgName := range pkgOrder {

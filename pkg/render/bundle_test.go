@@ -204,8 +204,8 @@ func TestDeriveChannels(t *testing.T) {
 			}
 			for _, b := range cfg.Bundles {
 				for _, p := range b.Properties {
-					if p.Type == typeChannelHint {
-						t.Errorf("bundle %s still carries the channel hint", b.Name)
+					if !strings.HasPrefix(p.Type, "olm.") {
+						t.Errorf("bundle %s carries a property of type %q", b.Name, p.Type)
 					}
 				}
 			}
@@ -219,12 +219,16 @@ func TestDeriveChannelsExistingCatalog(t *testing.T) {
 		Channels: []declcfg.Channel{{Schema: "olm.channel", Package: "foo", Name: "stable", Entries: []declcfg.ChannelEntry{{Name: "foo.v0.1.0"}}}},
 	}
 	dir := writeBundle(t, t.TempDir(), testBundle{pkg: "foo", version: "0.2.0", replaces: "foo.v0.1.0", channels: "stable", defaultChannel: "stable"})
-	out, err := RenderBundleFS(context.Background(), os.DirFS(dir), "", Options{WithChannels: true})
+	out, err := renderBundleFS(context.Background(), os.DirFS(dir), "", Options{WithChannels: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Merge(out)
-	if err := deriveChannels(cfg); err != nil {
+	if out.hint == nil {
+		t.Fatal("no channel hint beside the bundle")
+	}
+	hints := []bundleHint{{index: len(cfg.Bundles), hint: *out.hint}}
+	cfg.Merge(out.cfg)
+	if err := deriveChannels(cfg, hints); err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.Packages) != 1 || len(cfg.Channels) != 1 {
@@ -233,6 +237,32 @@ func TestDeriveChannelsExistingCatalog(t *testing.T) {
 	want := []declcfg.ChannelEntry{{Name: "foo.v0.1.0"}, {Name: "foo.v0.2.0", Replaces: "foo.v0.1.0"}}
 	if !reflect.DeepEqual(cfg.Channels[0].Entries, want) {
 		t.Errorf("entries = %+v, want %+v", cfg.Channels[0].Entries, want)
+	}
+}
+
+// TestRenderBundleFSWithChannels: the exported RenderBundleFS derives the
+// package and channel of its one bundle, and no private data leaks into
+// its blobs.
+func TestRenderBundleFSWithChannels(t *testing.T) {
+	dir := writeBundle(t, t.TempDir(), testBundle{pkg: "foo", version: "0.2.0", replaces: "foo.v0.1.0", channels: "stable,fast", defaultChannel: "stable"})
+	cfg, err := RenderBundleFS(context.Background(), os.DirFS(dir), "", Options{WithChannels: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Packages) != 1 || cfg.Packages[0].DefaultChannel != "stable" || len(cfg.Channels) != 2 || len(cfg.Bundles) != 1 {
+		t.Fatalf("got %+v", cfg)
+	}
+	for _, p := range cfg.Bundles[0].Properties {
+		if !strings.HasPrefix(p.Type, "olm.") {
+			t.Errorf("bundle carries a property of type %q", p.Type)
+		}
+	}
+	plain, err := RenderBundleFS(context.Background(), os.DirFS(dir), "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Packages) != 0 || len(plain.Channels) != 0 || !reflect.DeepEqual(plain.Bundles, cfg.Bundles) {
+		t.Errorf("without WithChannels: %+v", plain)
 	}
 }
 

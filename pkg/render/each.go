@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/migrations"
 )
 
 // Rendered is the result of rendering one reference.
@@ -27,7 +28,7 @@ func RenderEach(ctx context.Context, opts Options) ([]Rendered, error) {
 	if opts.AllowedRefMask == 0 {
 		opts.AllowedRefMask = RefAll
 	}
-	if err := checkMigrationLevel(opts.MigrationLevel); err != nil {
+	if err := migrations.Check(opts.MigrationLevel); err != nil {
 		return nil, err
 	}
 	pre := prefetched{bundles: prefetchBundleDirs(ctx, opts), images: prefetchImages(ctx, opts)}
@@ -40,8 +41,8 @@ func RenderEach(ctx context.Context, opts Options) ([]Rendered, error) {
 			continue
 		}
 		first[ref] = i
-		cfg, err := renderOne(ctx, ref, opts, pre)
-		out[i] = Rendered{Ref: ref, Config: cfg, Err: err}
+		r, err := renderOne(ctx, ref, opts, pre)
+		out[i] = Rendered{Ref: ref, Config: r.cfg, Err: err}
 	}
 	return out, nil
 }

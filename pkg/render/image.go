@@ -43,18 +43,18 @@ func imageOptions(r RegistryOptions) []image.Option {
 // return whatever happens.
 // pre holds the images rendered ahead of time and their session (may be
 // nil).
-func renderImage(ctx context.Context, ref string, opts Options, pre *imageCache) (*declcfg.DeclarativeConfig, error) {
+func renderImage(ctx context.Context, ref string, opts Options, pre *imageCache) (rendered, error) {
 	if pre == nil {
 		return renderImageWith(ctx, ref, opts, nil)
 	}
 	if r, ok := pre.take(ref); ok {
-		return r.cfg, r.err
+		return r.rendered, r.err
 	}
 	return renderImageWith(ctx, ref, opts, pre.session)
 }
 
 // renderImageWith renders ref, opening it with session when there is one.
-func renderImageWith(ctx context.Context, ref string, opts Options, session *image.Session) (*declcfg.DeclarativeConfig, error) {
+func renderImageWith(ctx context.Context, ref string, opts Options, session *image.Session) (rendered, error) {
 	var (
 		img image.Image
 		err error
@@ -65,7 +65,7 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 		img, err = image.Open(ctx, ref, imageOptions(opts.Registry)...)
 	}
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	defer img.Close()
 	labels := img.Labels()
@@ -76,27 +76,27 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	)
 	if dir, ok := labels[ConfigsLabel]; ok {
 		if opts.AllowedRefMask&RefDCImage == 0 {
-			return nil, fmt.Errorf("cannot render declarative config image: %w", ErrNotAllowed)
+			return rendered{}, fmt.Errorf("cannot render declarative config image: %w", ErrNotAllowed)
 		}
 		paths = []string{dir}
 	} else if _, ok := labels[BundlePackageLabel]; ok {
 		if opts.AllowedRefMask&RefBundleImage == 0 {
-			return nil, fmt.Errorf("cannot render bundle image: %w", ErrNotAllowed)
+			return rendered{}, fmt.Errorf("cannot render bundle image: %w", ErrNotAllowed)
 		}
 		paths, bundle = []string{"manifests", "metadata"}, true
 	} else if _, ok := labels[DatabaseLabel]; ok {
-		return nil, fmt.Errorf("render %q: sqlite-based index images are no longer supported, migrate to a file-based catalog: %w", ref, ErrNotAllowed)
+		return rendered{}, fmt.Errorf("render %q: sqlite-based index images are no longer supported, migrate to a file-based catalog: %w", ref, ErrNotAllowed)
 	} else {
-		return nil, fmt.Errorf("render %q: %s", ref, unknownImageType(labels))
+		return rendered{}, fmt.Errorf("render %q: %s", ref, unknownImageType(labels))
 	}
 
 	tmp, err := os.MkdirTemp("", "opm-render-*")
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	defer os.RemoveAll(tmp)
 	if err := img.Extract(ctx, tmp, paths...); err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	return loadExtracted(ctx, tmp, ref, paths[0], bundle, opts)
 }
@@ -105,14 +105,14 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 // root, or the FBC under rel. Every read goes through an os.Root, so a
 // symbolic link in the image cannot lead to a host file, whatever the
 // extraction let through.
-func loadExtracted(ctx context.Context, dir, ref, rel string, bundle bool, opts Options) (*declcfg.DeclarativeConfig, error) {
+func loadExtracted(ctx context.Context, dir, ref, rel string, bundle bool, opts Options) (rendered, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
 	defer root.Close()
 	if bundle {
-		return RenderBundleFS(ctx, root.FS(), ref, opts)
+		return renderBundleFS(ctx, root.FS(), ref, opts)
 	}
 	rel = path.Clean("/" + rel)
 	sub, err := root.OpenRoot("." + rel)
@@ -124,9 +124,13 @@ func loadExtracted(ctx context.Context, dir, ref, rel string, bundle bool, opts 
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
+		return rendered{}, fmt.Errorf("render %q: the image has no directory %s (label %s)", ref, rel, ConfigsLabel)
 	}
-	return declcfg.LoadFS(ctx, sub.FS(), declcfg.WithPathPrefix(ref+":"+rel))
+	cfg, err := declcfg.LoadFS(ctx, sub.FS(), declcfg.WithPathPrefix(ref+":"+rel))
+	if err != nil {
+		return rendered{}, err
+	}
+	return rendered{cfg: cfg}, nil
 }
 
 // unknownImageType is upstream's error for images without a usable label.
@@ -186,7 +190,7 @@ func prefetchImages(ctx context.Context, opts Options) *imageCache {
 	opts.AllowedRefMask = mask
 	c := &imageCache{session: image.NewSession(imageOptions(opts.Registry)...)}
 	if len(refs) > 1 {
-		c.renderedAhead = renderAhead(ctx, refs, 4, func(ctx context.Context, ref string) (*declcfg.DeclarativeConfig, error) {
+		c.renderedAhead = renderAhead(ctx, refs, 4, func(ctx context.Context, ref string) (rendered, error) {
 			return renderImageWith(ctx, ref, opts, c.session)
 		})
 	}

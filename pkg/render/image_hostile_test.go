@@ -151,8 +151,9 @@ func TestLoadExtractedConfined(t *testing.T) {
 				}
 			}
 			// Either an error or a render without the host file.
-			cfg, err := loadExtracted(context.Background(), dir, "example.com/x:v1", "/configs", tc.bundle, Options{AllowedRefMask: RefAll})
+			r, err := loadExtracted(context.Background(), dir, "example.com/x:v1", "/configs", tc.bundle, Options{AllowedRefMask: RefAll})
 			if err == nil {
+				cfg := r.cfg
 				for _, p := range cfg.Packages {
 					if strings.Contains(p.Name, "TOP-SECRET") {
 						t.Fatalf("read the host file: %+v", p)

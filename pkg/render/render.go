@@ -13,8 +13,11 @@ import (
 	"sync"
 	"text/template"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
+	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -87,8 +90,17 @@ type renderedAhead struct {
 }
 
 type renderResult struct {
-	cfg *declcfg.DeclarativeConfig
+	rendered
 	err error
+}
+
+// rendered is what one reference renders to. hint is set for a bundle
+// directory or image rendered WithChannels: the channel data of
+// cfg.Bundles[0], which deriveChannels consumes. It never leaves the
+// package.
+type rendered struct {
+	cfg  *declcfg.DeclarativeConfig
+	hint *channelHint
 }
 
 // take returns and forgets the result for ref.
@@ -105,22 +117,19 @@ func (c *renderedAhead) take(ref string) (renderResult, bool) {
 
 // renderAhead renders refs with fn, at most limit at a time, and keeps
 // every result (errors included: the in-order loop decides which one is
-// reported).
-func renderAhead(ctx context.Context, refs []string, limit int, fn func(context.Context, string) (*declcfg.DeclarativeConfig, error)) *renderedAhead {
+// reported, so one failure does not stop the others).
+func renderAhead(ctx context.Context, refs []string, limit int, fn func(context.Context, string) (rendered, error)) *renderedAhead {
 	results := make([]renderResult, len(refs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, limit)
+	var g errgroup.Group
+	g.SetLimit(limit)
 	for i, ref := range refs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			cfg, err := fn(ctx, ref)
-			results[i] = renderResult{cfg: cfg, err: err}
-		}()
+		g.Go(func() error {
+			r, err := fn(ctx, ref)
+			results[i] = renderResult{rendered: r, err: err}
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // every func returns nil
 	c := &renderedAhead{m: make(map[string]renderResult, len(refs))}
 	for i, ref := range refs {
 		c.m[ref] = results[i]
@@ -147,7 +156,7 @@ func render(ctx context.Context, opts Options, prefetch bool) (*declcfg.Declarat
 	if opts.AllowedRefMask == 0 {
 		opts.AllowedRefMask = RefAll
 	}
-	if err := checkMigrationLevel(opts.MigrationLevel); err != nil {
+	if err := migrations.Check(opts.MigrationLevel); err != nil {
 		return nil, err
 	}
 	var pre prefetched
@@ -165,16 +174,22 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 	if opts.AllowedRefMask == 0 {
 		opts.AllowedRefMask = RefAll
 	}
-	var out declcfg.DeclarativeConfig
+	var (
+		out   declcfg.DeclarativeConfig
+		hints []bundleHint
+	)
 	for _, ref := range opts.Refs {
-		cfg, err := renderOne(ctx, ref, opts, pre)
+		r, err := renderOne(ctx, ref, opts, pre)
 		if err != nil {
 			return nil, err
 		}
-		out.Merge(cfg)
+		if r.hint != nil {
+			hints = append(hints, bundleHint{index: len(out.Bundles), hint: *r.hint})
+		}
+		out.Merge(r.cfg)
 	}
 	if opts.WithChannels {
-		if err := deriveChannels(&out); err != nil {
+		if err := deriveChannels(&out, hints); err != nil {
 			return nil, err
 		}
 	}
@@ -183,42 +198,43 @@ func renderPrefetched(ctx context.Context, opts Options, pre prefetched) (*declc
 
 // renderOne renders one reference as Render does for each of its
 // arguments: rendered, properties and related images ordered, migrated.
-func renderOne(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
-	cfg, err := renderReference(ctx, ref, opts, pre)
+func renderOne(ctx context.Context, ref string, opts Options, pre prefetched) (rendered, error) {
+	r, err := renderReference(ctx, ref, opts, pre)
 	if err != nil {
-		return nil, fmt.Errorf("render reference %q: %w", ref, err)
+		return rendered{}, fmt.Errorf("render reference %q: %w", ref, err)
 	}
-	moveBundleObjectsToEnd(cfg)
-	sortRelatedImages(cfg)
-	if err := migrate(cfg, opts.MigrationLevel); err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
+	moveBundleObjectsToEnd(r.cfg)
+	sortRelatedImages(r.cfg)
+	if err := migrations.Migrate(r.cfg, opts.MigrationLevel); err != nil {
+		return rendered{}, fmt.Errorf("migrate: %w", err)
 	}
-	return cfg, nil
+	return r, nil
 }
 
-func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (*declcfg.DeclarativeConfig, error) {
+func renderReference(ctx context.Context, ref string, opts Options, pre prefetched) (rendered, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
 		// A path that exists but cannot be read (permission, not a
 		// directory on the way) is not an image reference either.
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return rendered{}, err
 		}
 		return renderImage(ctx, ref, opts, pre.images)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
+		return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
 	}
 	if isBundleDir(ref) {
 		if opts.AllowedRefMask&RefBundleDir == 0 {
-			return nil, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
+			return rendered{}, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
 		}
 		return renderBundleDir(ctx, ref, opts, pre.bundles)
 	}
 	if opts.AllowedRefMask&RefDCDir == 0 {
-		return nil, fmt.Errorf("cannot render declarative config directory: %w", ErrNotAllowed)
+		return rendered{}, fmt.Errorf("cannot render declarative config directory: %w", ErrNotAllowed)
 	}
-	return declcfg.LoadDir(ctx, ref)
+	cfg, err := declcfg.LoadDir(ctx, ref)
+	return rendered{cfg: cfg}, err
 }
 
 // isBundleDir reports whether dir has both manifests/ and metadata/

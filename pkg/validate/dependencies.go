@@ -9,7 +9,6 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
-	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
 )
 
@@ -28,27 +27,9 @@ type DependencyOptions struct {
 	With []resolve.Catalog
 }
 
-// validatedCatalog names the catalog under validation among the others.
-const validatedCatalog = "catalog"
-
-// LoadDependencyCatalogs loads the --with catalogs (directories, files or
-// images, as LoadInput takes them), each named after its reference.
-func LoadDependencyCatalogs(ctx context.Context, refs []string, reg render.RegistryOptions) (*DependencyOptions, error) {
-	opts := &DependencyOptions{}
-	seen := map[string]bool{validatedCatalog: true}
-	for _, ref := range refs {
-		if seen[ref] {
-			return nil, fmt.Errorf("--with %s: given twice (or named %q)", ref, validatedCatalog)
-		}
-		seen[ref] = true
-		cfg, err := LoadInput(ctx, ref, nil, reg)
-		if err != nil {
-			return nil, fmt.Errorf("load --with catalog %s: %w", ref, err)
-		}
-		opts.With = append(opts.With, resolve.Catalog{Name: ref, Config: cfg})
-	}
-	return opts, nil
-}
+// ValidatedCatalog names the catalog under validation among the others:
+// no catalog in DependencyOptions.With may take it.
+const ValidatedCatalog = "catalog"
 
 // CheckDependencies resolves a subscription to every channel head of cfg
 // (its startingCSV set to the head, so that only the head is a candidate)
@@ -57,7 +38,7 @@ func LoadDependencyCatalogs(ctx context.Context, refs []string, reg render.Regis
 // the resolver cannot index (an entry without a bundle, which the model
 // rules report).
 func CheckDependencies(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts DependencyOptions) ([]Finding, error) {
-	cats := append([]resolve.Catalog{{Name: validatedCatalog, Config: cfg}}, opts.With...)
+	cats := append([]resolve.Catalog{{Name: ValidatedCatalog, Config: cfg}}, opts.With...)
 	u, err := resolve.NewUniverse(cats)
 	var ie *resolve.InputError
 	if errors.As(err, &ie) {
@@ -106,7 +87,7 @@ func CheckDependencies(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts
 		h := heads[k]
 		sort.Strings(h.channels)
 		res, err := u.Resolve(ctx, resolve.Request{Subscriptions: []resolve.Subscription{{
-			Package: h.pkg, Channel: h.channels[0], StartingCSV: h.name, Catalog: validatedCatalog,
+			Package: h.pkg, Channel: h.channels[0], StartingCSV: h.name, Catalog: ValidatedCatalog,
 		}}})
 		if err != nil {
 			if errors.As(err, &ie) {

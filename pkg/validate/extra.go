@@ -12,6 +12,7 @@ import (
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/property"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // Rule codes of the checks upstream lacks (warnings; errors under
@@ -126,10 +127,10 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 					warn(CodeSkipRangeVPrefix, ch.Pos, ch.Package, ch.Name, e.Name,
 						`write versions without "v", e.g. ">=1.0.0 <1.2.0"; upstream rejects the range`,
 						"skipRange %q of bundle %q uses a \"v\" prefix", e.SkipRange, e.Name)
-				} else if r, err := semver.ParseRange(e.SkipRange); err == nil {
+				} else if r, err := versionrange.ParseSkipRange(e.SkipRange); err == nil {
 					covered := false
 					for _, f := range byPkg[ch.Package] {
-						if f.hasVersion && f.b.Name != e.Name && r(f.version) {
+						if f.hasVersion && f.b.Name != e.Name && r.Contains(f.version) {
 							covered = true
 							break
 						}
@@ -225,7 +226,9 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 	for i := range facts {
 		f := &facts[i]
 		for _, req := range f.pkgRequired {
-			r, err := semver.ParseRange(req.VersionRange)
+			// OLM classic reads a dependency's versionRange in the
+			// skipRange dialect (blang/semver's ParseRange).
+			r, err := versionrange.ParseSkipRange(req.VersionRange)
 			if err != nil {
 				warn(CodeVersionRangeInvalid, f.b.Pos, f.b.Package, "", f.b.Name, "",
 					"bundle %q requires package %q with invalid versionRange %q: %v", f.b.Name, req.PackageName, req.VersionRange, err)
@@ -233,7 +236,7 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 			}
 			met := false
 			for _, o := range byPkg[req.PackageName] {
-				if o.hasVersion && r(o.version) {
+				if o.hasVersion && r.Contains(o.version) {
 					met = true
 					break
 				}

@@ -14,7 +14,13 @@
 //
 // [ParseSkipRange] reads OLM classic's olm.skipRange syntax (evaluated
 // with github.com/blang/semver/v4's ParseRange), which catalogs still use
-// under both OLM classic and OLM v1.
+// under both OLM classic and OLM v1. OLM classic reads the versionRange of
+// a dependency (olm.package.required, a package constraint) in the same
+// dialect.
+//
+// Every range of a catalog is parsed here: no other package calls
+// blang/semver's ParseRange or Masterminds' NewConstraint, so both
+// dialects keep one meaning throughout opm.
 //
 // The two dialects differ, and this package keeps each one's meaning:
 //

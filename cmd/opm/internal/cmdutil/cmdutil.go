@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/render"
 )
 
@@ -42,11 +43,10 @@ const (
 )
 
 // FlagError is a usage error: bad flags, arguments or flag combinations.
-// main prints it with a hint to run --help and exits with ExitUsage.
-type FlagError struct{ Err error }
-
-func (e *FlagError) Error() string { return e.Err.Error() }
-func (e *FlagError) Unwrap() error { return e.Err }
+// main prints it with a hint to run --help and exits with ExitUsage. It is
+// the action layer's [action.UsageError], so an action's refusal of its
+// options and a command's refusal of its flags are one kind of error.
+type FlagError = action.UsageError
 
 // FlagErrorf builds a FlagError.
 func FlagErrorf(format string, args ...any) error {

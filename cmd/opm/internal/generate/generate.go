@@ -1,20 +1,14 @@
-// Package generate implements `opm generate` and `opm generate dockerfile`.
+// Package generate implements `opm generate` and `opm generate dockerfile`
+// (flags in, [dockerfile.Run] once).
 package generate
 
 import (
-	"context"
-	// Registers sha256 for go-digest, which the model's image pull-spec
-	// checks need.
-	_ "crypto/sha256"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
-	"github.com/opmkit/opm/pkg/declcfg"
-	"github.com/opmkit/opm/pkg/dockerfile"
-	"github.com/opmkit/opm/pkg/model"
+	"github.com/opmkit/opm/pkg/action/dockerfile"
 )
 
 // NewCmd builds `opm generate`, which only groups its subcommands and prints
@@ -29,24 +23,9 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// DockerfileOptions are the arguments and flags of `opm generate dockerfile`.
-type DockerfileOptions struct {
-	IO *cmdutil.IOStreams
-	// Root is the catalog directory.
-	Root         string
-	BaseImage    string
-	BuilderImage string
-	// BinaryImage is the deprecated --binary-image; when set it is the base
-	// image, and also the builder image unless BuilderImageSet.
-	BinaryImage     string
-	BuilderImageSet bool
-	ExtraLabels     []string
-	SkipValidate    bool
-}
-
 // NewDockerfileCmd builds `opm generate dockerfile`.
 func NewDockerfileCmd(ios *cmdutil.IOStreams) *cobra.Command {
-	opts := &DockerfileOptions{IO: ios}
+	var opts dockerfile.RunOptions
 	cmd := &cobra.Command{
 		Use:   "dockerfile <fbcRootDir>",
 		Short: "Generate a Dockerfile for a declarative config index",
@@ -75,7 +54,8 @@ be "scratch"; a "scratch" base image gives a binary-less catalog image.`,
 			} else {
 				opts.BinaryImage = ""
 			}
-			return RunDockerfile(cmd.Context(), opts)
+			_, err := dockerfile.Run(cmd.Context(), opts)
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -87,62 +67,4 @@ be "scratch"; a "scratch" base image gives a binary-less catalog image.`,
 	_ = f.MarkHidden("binary-image")
 	cmd.MarkFlagsMutuallyExclusive("binary-image", "base-image")
 	return cmd
-}
-
-// RunDockerfile writes <root>.Dockerfile beside the catalog directory. The
-// checks run in upstream's order: the builder image, the labels, an existing
-// Dockerfile (before the catalog itself), the catalog directory; then the
-// catalog is validated unless SkipValidate.
-func RunDockerfile(ctx context.Context, opts *DockerfileOptions) error {
-	gen := dockerfile.Options{BaseImage: opts.BaseImage, BuilderImage: opts.BuilderImage}
-	if opts.BinaryImage != "" {
-		gen.BaseImage = opts.BinaryImage
-		if !opts.BuilderImageSet {
-			gen.BuilderImage = opts.BinaryImage
-		}
-	}
-	if err := gen.Check(); err != nil {
-		return err
-	}
-	labels, err := dockerfile.ParseLabels(opts.ExtraLabels)
-	if err != nil {
-		return err
-	}
-	gen.ExtraLabels = labels
-
-	name, path, err := dockerfile.Paths(opts.Root)
-	if err != nil {
-		return err
-	}
-	gen.IndexDir = name
-	if err := dockerfile.EnsureNotExist(path); err != nil {
-		return err
-	}
-	if err := dockerfile.CheckRoot(opts.Root); err != nil {
-		return err
-	}
-	if !opts.SkipValidate {
-		if err := validateCatalog(ctx, opts.Root); err != nil {
-			return fmt.Errorf("%w\n(no Dockerfile written; use --skip-validate to write one anyway)", err)
-		}
-	}
-	return dockerfile.WriteNew(path, []byte(dockerfile.Render(gen)))
-}
-
-// validateCatalog loads the catalog and checks it with upstream's rules, as
-// `opm validate` does. A rule that stops the conversion is prefixed with the
-// position of the blob it is about.
-func validateCatalog(ctx context.Context, root string) error {
-	cfg, err := declcfg.LoadDir(ctx, root)
-	if err != nil {
-		return fmt.Errorf("invalid catalog %q: %w", root, err)
-	}
-	if _, err := model.ConvertToModel(*cfg); err != nil {
-		var re *model.RuleError
-		if errors.As(err, &re) && re.Pos.IsValid() {
-			return fmt.Errorf("invalid catalog %q: %s: %w", root, re.Pos, err)
-		}
-		return fmt.Errorf("invalid catalog %q: %w", root, err)
-	}
-	return nil
 }

@@ -1,41 +1,15 @@
-// Package graph implements `opm graph show|successors|path`: queries over
-// the upgrade graphs of a catalog under OLM classic and OLM v1 semantics.
+// Package graph implements `opm graph show|successors|path`: flags in, one
+// query of [graph] (pkg/action/graph), its result printed as text, JSON,
+// DOT or Mermaid.
 package graph
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
-	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/action/graph"
 	gr "github.com/opmkit/opm/pkg/graph"
-	"github.com/opmkit/opm/pkg/render"
-	"github.com/opmkit/opm/pkg/versionrange"
 )
-
-// Options are the arguments and flags shared by the graph commands, and
-// those of each.
-type Options struct {
-	IO     *cmdutil.IOStreams
-	Global *cmdutil.GlobalOptions
-
-	Refs     []string
-	Packages []string
-	Channels []string
-	Output   string
-
-	// successors and path
-	From string
-	// path
-	To        string
-	Version   string
-	Semantics string
-}
 
 // NewCmd builds `opm graph` and its subcommands.
 func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -68,15 +42,32 @@ other, build metadata is ignored.`,
 	return cmd
 }
 
-func addCommonFlags(cmd *cobra.Command, opts *Options, output, outputs, packageUsage string) {
+func addCommonFlags(cmd *cobra.Command, opts *graph.Options, output *string, def, outputs, packageUsage string) {
 	f := cmd.Flags()
 	f.StringSliceVarP(&opts.Packages, "package", "p", nil, packageUsage)
 	f.StringSliceVarP(&opts.Channels, "channel", "c", nil, "channel to query (repeatable)")
-	f.StringVarP(&opts.Output, "output", "o", output, "output format ("+outputs+")")
+	f.StringVarP(output, "output", "o", def, "output format ("+outputs+")")
+}
+
+// prepare checks -o against outputs and fills the catalog references and
+// the registry options.
+func prepare(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions, opts *graph.Options, args []string, output string, outputs ...string) error {
+	if err := cmdutil.CheckOutput(output, outputs...); err != nil {
+		return err
+	}
+	reg, err := g.Registry(ios)
+	if err != nil {
+		return err
+	}
+	opts.Refs, opts.Registry = args, reg
+	return nil
 }
 
 func newShowCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
-	opts := &Options{IO: ios, Global: g}
+	var (
+		opts   graph.Options
+		output string
+	)
 	cmd := &cobra.Command{
 		Use:   "show <catalog>...",
 		Short: "Draw the upgrade graphs as Mermaid, Graphviz DOT or JSON",
@@ -93,16 +84,31 @@ func newShowCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command
   opm graph show ./catalog -o json | jq '.packages[].channels[] | select(.stranded != [])'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Refs = args
-			return RunShow(cmd.Context(), opts)
+			if err := prepare(ios, g, &opts, args, output, "mermaid", "dot", "json"); err != nil {
+				return err
+			}
+			res, err := graph.Show(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			switch output {
+			case "dot":
+				return res.WriteDOT(ios.Out)
+			case "json":
+				return cmdutil.WriteJSON(ios.Out, res.JSON())
+			}
+			return res.WriteMermaid(ios.Out, ios.ErrOut)
 		},
 	}
-	addCommonFlags(cmd, opts, "mermaid", "mermaid|dot|json", "package to draw (repeatable; default: all)")
+	addCommonFlags(cmd, &opts, &output, "mermaid", "mermaid|dot|json", "package to draw (repeatable; default: all)")
 	return cmd
 }
 
 func newSuccessorsCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
-	opts := &Options{IO: ios, Global: g}
+	var (
+		opts   graph.SuccessorsOptions
+		output string
+	)
 	cmd := &cobra.Command{
 		Use:   "successors <catalog>... --from VERSION",
 		Short: "List the bundles that upgrade directly from a version",
@@ -118,18 +124,30 @@ against those.`,
   opm graph successors ./catalog -p etcd --from etcdoperator.v0.9.0 -o json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Refs = args
-			return RunSuccessors(cmd.Context(), opts)
+			if err := prepare(ios, g, &opts.Options, args, output, "text", "json"); err != nil {
+				return err
+			}
+			res, err := graph.Successors(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return cmdutil.WriteJSON(ios.Out, res.JSON())
+			}
+			return res.WriteText(ios.Out)
 		},
 	}
-	addCommonFlags(cmd, opts, "text", "text|json", "package to query (default: the catalog's only package)")
+	addCommonFlags(cmd, &opts.Options, &output, "text", "text|json", "package to query (default: the catalog's only package)")
 	cmd.Flags().StringVar(&opts.From, "from", "", "installed version or bundle name (required)")
 	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }
 
 func newPathCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
-	opts := &Options{IO: ios, Global: g}
+	var (
+		opts   graph.PathOptions
+		output string
+	)
 	cmd := &cobra.Command{
 		Use:   "path <catalog>... --from VERSION [--to VERSION | --version RANGE]",
 		Short: "Show the step by step upgrade path from a version",
@@ -151,11 +169,29 @@ reached, the reason is printed and the exit code is 1.`,
   opm graph path ./catalog -p example --from 1.0.0 --version '<3.0.0' --semantics v1 -o json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Refs = args
-			return RunPath(cmd.Context(), opts)
+			if err := prepare(ios, g, &opts.Options, args, output, "text", "json"); err != nil {
+				return err
+			}
+			res, err := graph.Path(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				err = cmdutil.WriteJSON(ios.Out, res.JSON())
+			} else {
+				err = res.WriteText(ios.Out)
+			}
+			if err != nil {
+				return err
+			}
+			if !res.Reached() {
+				// The reason is printed; a path not reached exits 1.
+				return cmdutil.SilentExit(cmdutil.ExitFailure)
+			}
+			return nil
 		},
 	}
-	addCommonFlags(cmd, opts, "text", "text|json", "package to query (default: the catalog's only package)")
+	addCommonFlags(cmd, &opts.Options, &output, "text", "text|json", "package to query (default: the catalog's only package)")
 	f := cmd.Flags()
 	f.StringVar(&opts.From, "from", "", "installed version or bundle name (required)")
 	f.StringVar(&opts.To, "to", "", "version (or bundle name) to reach")
@@ -164,358 +200,4 @@ reached, the reason is printed and the exit code is 1.`,
 	_ = cmd.MarkFlagRequired("from")
 	cmd.MarkFlagsMutuallyExclusive("to", "version")
 	return cmd
-}
-
-// load renders the references and builds their graph.
-func load(ctx context.Context, opts *Options) (*declcfg.DeclarativeConfig, *gr.Graph, error) {
-	ro := render.Options{Refs: opts.Refs, AllowedRefMask: render.RefDCDir | render.RefDCImage}
-	reg, err := opts.Global.Registry(opts.IO)
-	if err != nil {
-		return nil, nil, err
-	}
-	ro.Registry = reg
-	cfg, err := render.Render(ctx, ro)
-	if err != nil {
-		return nil, nil, err
-	}
-	g, err := gr.New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cfg, g, nil
-}
-
-// RunShow draws the selected graphs.
-func RunShow(ctx context.Context, opts *Options) error {
-	if err := cmdutil.CheckOutput(opts.Output, "mermaid", "dot", "json"); err != nil {
-		return err
-	}
-	cfg, g, err := load(ctx, opts)
-	if err != nil {
-		return err
-	}
-	sel, err := g.Select(opts.Packages, opts.Channels)
-	if err != nil {
-		return err
-	}
-	switch opts.Output {
-	case "dot":
-		return gr.WriteDOT(sel, opts.IO.Out)
-	case "json":
-		return cmdutil.WriteJSON(opts.IO.Out, sel.JSON())
-	}
-	return gr.WriteMermaid(selectConfig(cfg, sel), opts.IO.Out, gr.MermaidOptions{Warnings: opts.IO.ErrOut})
-}
-
-// selectConfig keeps the blobs of cfg that belong to the selected packages
-// and channels.
-func selectConfig(cfg *declcfg.DeclarativeConfig, sel *gr.Graph) *declcfg.DeclarativeConfig {
-	keep := map[string]map[string]bool{}
-	for _, p := range sel.Packages {
-		keep[p.Name] = map[string]bool{}
-		for _, c := range p.Channels {
-			keep[p.Name][c.Name] = true
-		}
-	}
-	out := &declcfg.DeclarativeConfig{}
-	for _, c := range cfg.Channels {
-		if keep[c.Package][c.Name] {
-			out.Channels = append(out.Channels, c)
-		}
-	}
-	for _, b := range cfg.Bundles {
-		if keep[b.Package] != nil {
-			out.Bundles = append(out.Bundles, b)
-		}
-	}
-	for _, d := range cfg.Deprecations {
-		if keep[d.Package] != nil {
-			out.Deprecations = append(out.Deprecations, d)
-		}
-	}
-	return out
-}
-
-// loadFrom loads the catalog and resolves --from in the one package a
-// successors or path query is about.
-func loadFrom(ctx context.Context, opts *Options) (*gr.PackageGraph, gr.Installed, error) {
-	_, g, err := load(ctx, opts)
-	if err != nil {
-		return nil, gr.Installed{}, err
-	}
-	p, err := onePackage(g, opts)
-	if err != nil {
-		return nil, gr.Installed{}, err
-	}
-	in, err := p.Resolve(opts.From)
-	if err != nil {
-		return nil, gr.Installed{}, err
-	}
-	return p, in, nil
-}
-
-// onePackage returns the package a successors or path query is about.
-func onePackage(g *gr.Graph, opts *Options) (*gr.PackageGraph, error) {
-	switch len(opts.Packages) {
-	case 0:
-		if len(g.Packages) == 1 {
-			return g.Packages[0], nil
-		}
-		if len(g.Packages) == 0 {
-			return nil, fmt.Errorf("the catalog has no packages")
-		}
-		return nil, cmdutil.FlagErrorf("the catalog has %d packages; choose one with --package (packages: %s)", len(g.Packages), strings.Join(g.PackageNames(), ", "))
-	case 1:
-		p := g.Package(opts.Packages[0])
-		if p == nil {
-			return nil, fmt.Errorf("no package %q in the catalog (packages: %s)", opts.Packages[0], strings.Join(g.PackageNames(), ", "))
-		}
-		return p, nil
-	}
-	return nil, cmdutil.FlagErrorf("this query takes one --package, got %d", len(opts.Packages))
-}
-
-// versionJSON is a bundle (name, when known) and its version (when known).
-type versionJSON struct {
-	Name    string `json:"name,omitempty"`
-	Version string `json:"version,omitempty"`
-}
-
-func nodeJSON(n *gr.Node) versionJSON {
-	return versionJSON{Name: n.Name, Version: n.VersionString()}
-}
-
-func installedJSON(in gr.Installed) versionJSON {
-	v := versionJSON{Name: in.Name}
-	if in.HasVersion {
-		v.Version = in.Version.String()
-	}
-	return v
-}
-
-type edgeJSON struct {
-	Kind  gr.EdgeKind `json:"kind"`
-	Range string      `json:"range,omitempty"`
-}
-
-func edgesJSON(edges []gr.Edge) []edgeJSON {
-	out := make([]edgeJSON, len(edges))
-	for i, e := range edges {
-		out[i] = edgeJSON{Kind: e.Kind, Range: e.Range}
-	}
-	return out
-}
-
-func edgesText(edges []gr.Edge) string {
-	parts := make([]string, len(edges))
-	for i, e := range edges {
-		if e.Kind == gr.KindSkipRange {
-			parts[i] = fmt.Sprintf("skipRange(%s)", e.Range)
-		} else {
-			parts[i] = string(e.Kind)
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// RunSuccessors lists the direct successors of --from.
-func RunSuccessors(ctx context.Context, opts *Options) error {
-	if err := cmdutil.CheckOutput(opts.Output, "text", "json"); err != nil {
-		return err
-	}
-	p, in, err := loadFrom(ctx, opts)
-	if err != nil {
-		return err
-	}
-	succ, err := p.Successors(in, opts.Channels)
-	if err != nil {
-		return err
-	}
-	if opts.Output == "json" {
-		type row struct {
-			Channel    string     `json:"channel"`
-			Bundle     string     `json:"name"`
-			Version    string     `json:"version,omitempty"`
-			Deprecated bool       `json:"deprecated"`
-			Edges      []edgeJSON `json:"edges"`
-			ChainIndex *int       `json:"chainIndex"`
-			Classic    bool       `json:"classic"`
-			V1         bool       `json:"v1"`
-			Lower      bool       `json:"lower"`
-		}
-		out := struct {
-			Package    string      `json:"package"`
-			From       versionJSON `json:"from"`
-			Successors []row       `json:"successors"`
-		}{Package: p.Name, From: installedJSON(in), Successors: []row{}}
-		for _, s := range succ {
-			r := row{Channel: s.Channel, Bundle: s.Node.Name, Version: s.Node.VersionString(), Deprecated: s.Node.Deprecated,
-				Edges: edgesJSON(s.Edges), Classic: s.Classic, V1: s.V1, Lower: s.Lower}
-			if s.ChainIndex >= 0 {
-				i := s.ChainIndex
-				r.ChainIndex = &i
-			}
-			out.Successors = append(out.Successors, r)
-		}
-		return cmdutil.WriteJSON(opts.IO.Out, out)
-	}
-	w := opts.IO.Out
-	if len(succ) == 0 {
-		_, err := fmt.Fprintf(w, "No bundle of package %q upgrades from %s.\n", p.Name, in.Label())
-		return err
-	}
-	fmt.Fprintf(w, "Successors of %s in package %q:\n", in.Label(), p.Name)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHANNEL\tBUNDLE\tVERSION\tEDGES\tCHAIN\tCLASSIC\tV1")
-	for _, s := range succ {
-		chain := "-"
-		switch {
-		case s.ChainIndex == 0:
-			chain = "head"
-		case s.ChainIndex > 0:
-			chain = fmt.Sprintf("head-%d", s.ChainIndex)
-		}
-		name := s.Node.Name
-		if s.Node.Deprecated {
-			name += " (deprecated)"
-		}
-		v1 := mark(s.V1)
-		if s.Lower {
-			v1 = "lower"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Channel, name, orDash(s.Node.VersionString()), edgesText(s.Edges), chain, mark(s.Classic), v1)
-	}
-	return tw.Flush()
-}
-
-func mark(b bool) string {
-	if b {
-		return "picked"
-	}
-	return "-"
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// RunPath prints the upgrade path from --from. It exits 1 (after printing)
-// when a path does not reach its target.
-func RunPath(ctx context.Context, opts *Options) error {
-	if err := cmdutil.CheckOutput(opts.Output, "text", "json"); err != nil {
-		return err
-	}
-	sem, err := gr.ParseSemantics(opts.Semantics)
-	if err != nil {
-		return cmdutil.FlagErrorf("invalid --semantics: %v", err)
-	}
-	if opts.To != "" && opts.Version != "" {
-		return cmdutil.FlagErrorf("--to and --version cannot be used together")
-	}
-	po := gr.PathOptions{Semantics: sem, Channels: opts.Channels}
-	if opts.Version != "" {
-		r, err := versionrange.Parse(opts.Version)
-		if err != nil {
-			return cmdutil.FlagErrorf("invalid --version: %v", err)
-		}
-		po.Range = r
-	}
-	p, in, err := loadFrom(ctx, opts)
-	if err != nil {
-		return err
-	}
-	if opts.To != "" {
-		to, err := p.Resolve(opts.To)
-		if err != nil {
-			return err
-		}
-		if !to.HasVersion {
-			return fmt.Errorf("--to %q: no bundle of package %q has that name, so its version is unknown", opts.To, p.Name)
-		}
-		v := to.Version
-		po.To = &v
-	}
-	paths, err := p.Path(in, po)
-	if err != nil {
-		return err
-	}
-	if opts.Output == "json" {
-		err = writePathsJSON(opts.IO.Out, paths)
-	} else {
-		err = writePathsText(opts.IO.Out, paths)
-	}
-	if err != nil {
-		return err
-	}
-	for _, path := range paths {
-		if !path.Reached {
-			return cmdutil.SilentExit(cmdutil.ExitFailure)
-		}
-	}
-	return nil
-}
-
-func writePathsJSON(w io.Writer, paths []*gr.Path) error {
-	type step struct {
-		From    versionJSON `json:"from"`
-		To      versionJSON `json:"to"`
-		Channel string      `json:"channel"`
-		Edges   []edgeJSON  `json:"edges"`
-	}
-	type pathJSON struct {
-		Package   string       `json:"package"`
-		Semantics gr.Semantics `json:"semantics"`
-		Channels  []string     `json:"channels"`
-		From      versionJSON  `json:"from"`
-		To        versionJSON  `json:"to"`
-		Reached   bool         `json:"reached"`
-		Reason    string       `json:"reason"`
-		Steps     []step       `json:"steps"`
-	}
-	out := struct {
-		Paths []pathJSON `json:"paths"`
-	}{Paths: []pathJSON{}}
-	for _, p := range paths {
-		pj := pathJSON{Package: p.Package, Semantics: p.Semantics, Channels: p.Channels, From: installedJSON(p.From),
-			To: nodeJSON(p.End()), Reached: p.Reached, Reason: p.Reason, Steps: []step{}}
-		for _, s := range p.Steps {
-			pj.Steps = append(pj.Steps, step{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges)})
-		}
-		out.Paths = append(out.Paths, pj)
-	}
-	return cmdutil.WriteJSON(w, out)
-}
-
-func writePathsText(w io.Writer, paths []*gr.Path) error {
-	for i, p := range paths {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		what := "channel " + p.Channels[0]
-		if p.Semantics == gr.V1 {
-			what = "channels " + strings.Join(p.Channels, ", ")
-		}
-		fmt.Fprintf(w, "Package %q, %s, %s semantics, from %s:\n", p.Package, what, p.Semantics, p.From.Label())
-		for j, s := range p.Steps {
-			fmt.Fprintf(w, "  %d. %s -> %s  (%s", j+1, s.From.Label(), s.To.Label(), edgesText(s.Edges))
-			if p.Semantics == gr.V1 && len(p.Channels) > 1 {
-				fmt.Fprintf(w, "; channel %s", s.Channel)
-			}
-			fmt.Fprintln(w, ")")
-		}
-		if len(p.Steps) == 0 {
-			fmt.Fprintln(w, "  no upgrade")
-		}
-		status := "Reached"
-		if !p.Reached {
-			status = "Not reached"
-		}
-		if _, err := fmt.Fprintf(w, "%s: %s\n", status, p.Reason); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,15 +1,14 @@
-package graph
+package graph_test
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/cmd/opm/internal/root"
 )
 
 const catalogYAML = `schema: olm.package
@@ -49,74 +48,71 @@ func writeCatalog(t *testing.T) string {
 	return dir
 }
 
-func streams() (*cmdutil.IOStreams, *bytes.Buffer, *bytes.Buffer) {
+// run runs opm graph with args and returns stdout, stderr and the exit
+// code.
+func run(args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
-	return &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, &out, &errOut
+	code := root.Run(append([]string{"graph"}, args...), &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	return out.String(), errOut.String(), code
 }
 
-func TestRunPath(t *testing.T) {
+func TestPath(t *testing.T) {
 	dir := writeCatalog(t)
 	tests := []struct {
 		name     string
-		opts     Options
+		args     []string
 		wantOut  string
 		wantCode int
 		wantErr  string
 	}{
-		{name: "Success/v1 reaches 2.0.0", opts: Options{From: "1.0.0", To: "2.0.0", Semantics: "v1", Output: "text"},
+		{name: "Success/v1 reaches 2.0.0", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--semantics", "v1"},
 			wantOut: "  1. 1.0.0 -> example.v2.0.0 (2.0.0)  (skipRange(>=1.0.0 <2.0.0))\nReached: reached version 2.0.0\n"},
-		{name: "Success/classic does not", opts: Options{From: "1.0.0", To: "2.0.0", Semantics: "classic", Output: "json"},
+		{name: "Success/classic does not", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--semantics", "classic", "-o", "json"},
 			wantOut: `"reached": false`, wantCode: cmdutil.ExitFailure},
-		{name: "Error/to and version", opts: Options{From: "1.0.0", To: "2.0.0", Version: "<3", Semantics: "v1", Output: "text"},
-			wantCode: cmdutil.ExitUsage, wantErr: "--to and --version cannot be used together"},
-		{name: "Error/bad output", opts: Options{From: "1.0.0", Semantics: "v1", Output: "yaml"},
+		{name: "Error/to and version", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--version", "<3", "--semantics", "v1"},
+			wantCode: cmdutil.ExitUsage, wantErr: "[to version] were all set"},
+		{name: "Error/bad output", args: []string{"--from", "1.0.0", "--semantics", "v1", "-o", "yaml"},
 			wantCode: cmdutil.ExitUsage, wantErr: `invalid --output value "yaml", expected (text|json)`},
-		{name: "Error/unknown to", opts: Options{From: "1.0.0", To: "example.v9", Semantics: "v1", Output: "text"},
+		{name: "Error/unknown to", args: []string{"--from", "1.0.0", "--to", "example.v9", "--semantics", "v1"},
 			wantCode: cmdutil.ExitFailure, wantErr: `package "example" has no bundle named "example.v9"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, _ := streams()
-			opts := tt.opts
-			opts.IO = ios
-			opts.Refs = []string{dir}
-			err := RunPath(context.Background(), &opts)
-			if code := cmdutil.ExitCode(err); code != tt.wantCode {
-				t.Fatalf("exit code %d (%v), want %d", code, err, tt.wantCode)
+			out, errOut, code := run(append([]string{"path", dir}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d (stderr %q), want %d", code, errOut, tt.wantCode)
 			}
-			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-				t.Fatalf("error %v, want %q", err, tt.wantErr)
+			if tt.wantErr != "" && !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("stderr %q, want %q", errOut, tt.wantErr)
 			}
-			if !strings.Contains(out.String(), tt.wantOut) {
+			if !strings.Contains(out, tt.wantOut) {
 				t.Errorf("output\n%s\ndoes not contain\n%s", out, tt.wantOut)
 			}
-			var ee *cmdutil.ExitError
-			if tt.wantCode == cmdutil.ExitFailure && tt.wantErr == "" && (!errors.As(err, &ee) || cmdutil.ShouldPrint(err)) {
-				t.Errorf("a path not reached should exit 1 silently, got %v", err)
+			if tt.wantCode == cmdutil.ExitFailure && tt.wantErr == "" && errOut != "" {
+				t.Errorf("a path not reached should exit 1 silently, stderr %q", errOut)
 			}
 		})
 	}
 }
 
-func TestRunShowAndSuccessors(t *testing.T) {
+func TestShowAndSuccessors(t *testing.T) {
 	dir := writeCatalog(t)
-	ios, out, _ := streams()
-	if err := RunShow(context.Background(), &Options{IO: ios, Refs: []string{dir}, Output: "dot"}); err != nil {
-		t.Fatal(err)
+	out, errOut, code := run("show", dir, "-o", "dot")
+	if code != 0 {
+		t.Fatal(errOut)
 	}
-	if !strings.Contains(out.String(), `"example/stable/example.v2.0.0" -> "example/stable/example.v3.0.0" [label="skips", style=dashed, color=red];`) {
+	if !strings.Contains(out, `"example/stable/example.v2.0.0" -> "example/stable/example.v3.0.0" [label="skips", style=dashed, color=red];`) {
 		t.Errorf("dot output:\n%s", out)
 	}
-	ios, out, _ = streams()
-	if err := RunSuccessors(context.Background(), &Options{IO: ios, Refs: []string{dir}, From: "1.0.0", Output: "text"}); err != nil {
-		t.Fatal(err)
+	out, errOut, code = run("successors", dir, "--from", "1.0.0")
+	if code != 0 {
+		t.Fatal(errOut)
 	}
-	if !strings.Contains(out.String(), "stable   example.v2.0.0  2.0.0    skipRange(>=1.0.0 <2.0.0)  -      -        picked") {
+	if !strings.Contains(out, "stable   example.v2.0.0  2.0.0    skipRange(>=1.0.0 <2.0.0)  -      -        picked") {
 		t.Errorf("successors output:\n%s", out)
 	}
-	ios, _, _ = streams()
-	err := RunShow(context.Background(), &Options{IO: ios, Refs: []string{dir}, Output: "json", Packages: []string{"nope"}})
-	if err == nil || err.Error() != `no package "nope" in the catalog (packages: example)` {
-		t.Errorf("error = %v", err)
+	_, errOut, code = run("show", dir, "-o", "json", "-p", "nope")
+	if code != 1 || errOut != "Error: no package \"nope\" in the catalog (packages: example)\n" {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

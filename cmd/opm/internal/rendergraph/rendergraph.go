@@ -1,31 +1,17 @@
-// Package rendergraph implements `opm alpha render-graph`: a Mermaid
-// flowchart of the upgrade graphs of catalogs, byte for byte as upstream.
+// Package rendergraph implements `opm alpha render-graph`: flags in,
+// [rendergraph.Run] once, the Mermaid flowchart out.
 package rendergraph
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
-	"github.com/opmkit/opm/pkg/graph"
-	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/action/rendergraph"
 )
-
-// Options are the arguments and flags of `opm alpha render-graph`.
-type Options struct {
-	IO     *cmdutil.IOStreams
-	Global *cmdutil.GlobalOptions
-
-	Refs            []string
-	MinimumEdge     string
-	PackageName     string
-	DrawV0Semantics bool
-}
 
 // NewCmd builds `opm alpha render-graph`.
 func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
-	opts := &Options{IO: ios, Global: g}
+	var opts rendergraph.Options
 	cmd := &cobra.Command{
 		Use:   "render-graph [index-image | fbc-dir]...",
 		Short: "Generate mermaid-formatted view of upgrade graph of operators in an index",
@@ -45,33 +31,21 @@ see 'opm graph'.`,
   opm alpha render-graph ./catalog -p etcd --minimum-edge etcdoperator.v0.9.2 --draw-v0-semantics`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Refs = args
-			return Run(cmd.Context(), opts)
+			reg, err := g.Registry(ios)
+			if err != nil {
+				return err
+			}
+			opts.Refs, opts.Registry = args, reg
+			res, err := rendergraph.Run(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			return res.WriteMermaid(ios.Out, ios.ErrOut)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.MinimumEdge, "minimum-edge", "", "the channel edge to be used as the lower bound of the set of edges composing the upgrade graph; default is to include all edges")
 	f.StringVarP(&opts.PackageName, "package-name", "p", "", "a specific package name to filter output; default is to include all packages in reference")
-	f.BoolVar(&opts.DrawV0Semantics, "draw-v0-semantics", false, "draw the graph using OLMv0 semantics (skipped bundles and the edges into them are highlighted)")
+	f.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "draw the graph using OLMv0 semantics (skipped bundles and the edges into them are highlighted)")
 	return cmd
-}
-
-// Run renders the references and writes their Mermaid graph.
-func Run(ctx context.Context, opts *Options) error {
-	ro := render.Options{Refs: opts.Refs, AllowedRefMask: render.RefDCDir | render.RefDCImage}
-	reg, err := opts.Global.Registry(opts.IO)
-	if err != nil {
-		return err
-	}
-	ro.Registry = reg
-	cfg, err := render.Render(ctx, ro)
-	if err != nil {
-		return err
-	}
-	return graph.WriteMermaid(cfg, opts.IO.Out, graph.MermaidOptions{
-		MinimumEdge: opts.MinimumEdge,
-		PackageName: opts.PackageName,
-		V0Semantics: opts.DrawV0Semantics,
-		Warnings:    opts.IO.ErrOut,
-	})
 }

@@ -1,14 +1,14 @@
-package rendergraph
+package rendergraph_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/cmd/opm/internal/root"
 )
 
 func TestRun(t *testing.T) {
@@ -23,8 +23,8 @@ func TestRun(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	ios := &cmdutil.IOStreams{Out: &out, ErrOut: &errOut}
-	if err := Run(context.Background(), &Options{IO: ios, Refs: []string{dir}}); err != nil {
-		t.Fatal(err)
+	if code := root.Run([]string{"alpha", "render-graph", dir}, ios); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	want := `graph LR
   classDef deprecated fill:#E8960F
@@ -48,8 +48,8 @@ func TestRun(t *testing.T) {
 	}
 
 	out.Reset()
-	err := Run(context.Background(), &Options{IO: ios, Refs: []string{dir}, Global: &cmdutil.GlobalOptions{SkipTLSVerify: true, UseHTTP: true}})
-	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || out.Len() != 0 {
-		t.Errorf("conflicting TLS flags: %v, %d bytes written", err, out.Len())
+	code := root.Run([]string{"alpha", "render-graph", dir, "--skip-tls-verify", "--use-http"}, ios)
+	if code != cmdutil.ExitUsage || out.Len() != 0 {
+		t.Errorf("conflicting TLS flags: exit %d, %d bytes written", code, out.Len())
 	}
 }

@@ -25,8 +25,8 @@ func New(ios *cmdutil.IOStreams) *cobra.Command {
 		Short: "operator package manager",
 		Long: `opm builds, renders, validates and inspects Operator Lifecycle Manager
 file-based catalogs (FBC) and operator bundles.`,
-		Args:          cobra.NoArgs,
-		Run:           func(*cobra.Command, []string) {},
+		Args:          cobra.ArbitraryArgs,
+		RunE:          runEmpty,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -54,8 +54,8 @@ file-based catalogs (FBC) and operator bundles.`,
 		Use:    "alpha",
 		Short:  "Run an alpha subcommand",
 		Hidden: os.Getenv("HELP_ALPHA") != "true",
-		Args:   cobra.NoArgs,
-		Run:    func(*cobra.Command, []string) {},
+		Args:   cobra.ArbitraryArgs,
+		RunE:   runEmpty,
 	}
 	cmd.AddCommand(alpha)
 
@@ -67,9 +67,105 @@ file-based catalogs (FBC) and operator bundles.`,
 			cmd.AddCommand(sub)
 		}
 	}
+	cmd.InitDefaultHelpCmd()
+	cmd.InitDefaultCompletionCmd()
+	configureHelp(cmd)
 	configureAlphaFlags(cmd)
+	configureGroups(cmd)
 	wrapArgErrors(cmd)
+	checkFlagsFirst(cmd)
 	return cmd
+}
+
+// checkFlagsFirst makes missing required flags and broken flag groups
+// (MarkFlagRequired, MarkFlagsMutuallyExclusive) usage errors. Cobra checks
+// them after the PreRun hooks and returns plain errors (exit 1); each
+// command's PreRun now checks them first. A PreRun hook rather than the
+// root's PersistentPreRun, which a subcommand's own would replace.
+func checkFlagsFirst(cmd *cobra.Command) {
+	if cmd.Runnable() {
+		preE, pre := cmd.PreRunE, cmd.PreRun
+		cmd.PreRun = nil
+		cmd.PreRunE = func(c *cobra.Command, args []string) error {
+			if err := c.ValidateRequiredFlags(); err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			if err := c.ValidateFlagGroups(); err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			switch {
+			case preE != nil:
+				return preE(c, args)
+			case pre != nil:
+				pre(c, args)
+			}
+			return nil
+		}
+	}
+	for _, c := range cmd.Commands() {
+		checkFlagsFirst(c)
+	}
+}
+
+// configureHelp makes `opm help <unknown>` the usage error an unknown
+// command is (cobra printed the root's help and exited 0).
+func configureHelp(root *cobra.Command) {
+	h, _, err := root.Find([]string{"help"})
+	if err != nil || h == nil || h.Name() != "help" || h.Run == nil {
+		return
+	}
+	show := h.Run
+	h.Run = nil
+	h.RunE = func(c *cobra.Command, args []string) error {
+		target, rest, err := c.Root().Find(args)
+		if err == nil && target != nil && len(rest) > 0 && target.HasSubCommands() {
+			return unknownCommand(target, rest[0])
+		}
+		show(c, args)
+		return nil
+	}
+}
+
+// runEmpty is the Run of opm and opm alpha: alone they print nothing and
+// succeed, as upstream; an argument is an unknown command.
+func runEmpty(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return unknownCommand(c, args[0])
+	}
+	return nil
+}
+
+// configureGroups makes every other command that only groups subcommands
+// (opm generate, opm alpha list, opm completion, ...) print its help when
+// run alone, and refuse anything else as a usage error naming the nearest
+// subcommand. Left to cobra, such a command prints its help and exits 0
+// for any argument, so `opm completion tcsh` looked like a success.
+func configureGroups(cmd *cobra.Command) {
+	if !cmd.Runnable() && cmd.HasSubCommands() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			return unknownCommand(c, args[0])
+		}
+	}
+	for _, c := range cmd.Commands() {
+		configureGroups(c)
+	}
+}
+
+// unknownCommand is cobra's unknown-command error as a usage error, with
+// its "did you mean" suggestions.
+func unknownCommand(c *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	if s := c.SuggestionsFor(name); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return &cmdutil.FlagError{Err: errors.New(msg)}
 }
 
 // wrapArgErrors turns cobra's positional-argument errors into FlagErrors

@@ -1,35 +1,24 @@
-// Package validate implements `opm validate`.
+// Package validate implements `opm validate`: flags in, [validate.Run]
+// once, the findings out in the format asked for.
 package validate
 
 import (
-	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/internal/buildinfo"
-	"github.com/opmkit/opm/pkg/validate"
+	"github.com/opmkit/opm/pkg/action/validate"
+	pkgvalidate "github.com/opmkit/opm/pkg/validate"
 )
-
-// Options are the flags and argument of `opm validate`.
-type Options struct {
-	IO     *cmdutil.IOStreams
-	Global *cmdutil.GlobalOptions
-
-	Ref       string
-	Output    string
-	Strict    bool
-	SchemaDir string
-
-	// The dependency check (pkg/validate CheckDependencies).
-	CheckDependencies bool
-	With              []string
-}
 
 // NewCmd builds `opm validate`.
 func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
-	opts := &Options{IO: ios, Global: g}
+	var (
+		opts   validate.Options
+		output string
+	)
 	cmd := &cobra.Command{
 		Use:   "validate <directory|file|-|image>",
 		Short: "Validate the declarative config JSON file(s) in a given directory",
@@ -39,6 +28,8 @@ same messages), opm's CUE schemas for every blob, and checks upstream lacks
 
 The catalog is a directory (as upstream), a single file, - for standard
 input (e.g. opm render ... | opm validate -), or a catalog image reference.
+Standard input without any blob is an error (exit 2): it is what a failed
+command before the pipe leaves; run pipes under set -o pipefail.
 
 Without -o, problems are written to standard error: upstream's error tree with
 the file and line of each problem, then every other finding. -o json and
@@ -50,12 +41,26 @@ Exit status: 0 valid (warnings allowed unless --strict), 1 invalid, 2 usage or
 I/O error. See docs/validate.md for every rule code.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Ref = args[0]
-			return Run(cmd.Context(), opts)
+			if output != "" {
+				if err := cmdutil.CheckOutput(output, pkgvalidate.Formats...); err != nil {
+					return err
+				}
+			}
+			reg, err := g.Registry(ios)
+			if err != nil {
+				return err
+			}
+			opts.Ref, opts.Stdin, opts.Registry = args[0], ios.In, reg
+			res, err := validate.Run(cmd.Context(), opts)
+			if err != nil {
+				// Nothing was validated: the usage and I/O status.
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+			}
+			return write(ios, res, output)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "output format (text|json|yaml|github|sarif; default text)")
+	f.StringVarP(&output, "output", "o", "", "output format (text|json|yaml|github|sarif; default text)")
 	f.BoolVar(&opts.Strict, "strict", false, "treat warnings as errors")
 	f.StringVar(&opts.SchemaDir, "schema-dir", "", "directory of extra CUE schemas (*.cue) for your own blob schemas")
 	f.BoolVar(&opts.CheckDependencies, "check-dependencies", false, "resolve every channel head's dependencies as OLM classic does (a warning; an error under --strict)")
@@ -63,59 +68,27 @@ I/O error. See docs/validate.md for every rule code.`,
 	return cmd
 }
 
-// Run validates opts.Ref and writes the result.
-func Run(ctx context.Context, opts *Options) error {
-	if opts.Output != "" {
-		if err := cmdutil.CheckOutput(opts.Output, validate.Formats...); err != nil {
-			return err
-		}
-	}
-	reg, err := opts.Global.Registry(opts.IO)
-	if err != nil {
-		return err
-	}
-	schemas, err := validate.LoadSchemas(opts.SchemaDir)
-	if err != nil {
-		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-	}
-
-	var res *validate.Result
-	cfg, err := validate.LoadInput(ctx, opts.Ref, opts.IO.In, reg)
-	switch {
-	case err != nil && validate.IsContentError(err):
-		res = validate.LoadErrorResult(err)
-	case err != nil:
-		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-	default:
-		vopts := validate.Options{Strict: opts.Strict, Schemas: schemas}
-		if opts.CheckDependencies || len(opts.With) > 0 {
-			if vopts.Dependencies, err = validate.LoadDependencyCatalogs(ctx, opts.With, reg); err != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-			}
-		}
-		res, err = validate.Validate(ctx, cfg, vopts)
-		if err != nil {
-			return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-		}
-	}
-
+// write prints res in the output format and returns the exit status for
+// it: text goes to stderr (nothing for a clean catalog), the other formats
+// to stdout.
+func write(ios *cmdutil.IOStreams, res *pkgvalidate.Result, output string) error {
 	info := buildinfo.Get()
-	tool := validate.ToolInfo{Name: "opm", Version: info.Version, InformationURI: "https://github.com/opmkit/opm"}
-	switch opts.Output {
+	tool := pkgvalidate.ToolInfo{Name: "opm", Version: info.Version, InformationURI: "https://github.com/opmkit/opm"}
+	switch output {
 	case "", "text":
 		if len(res.Findings) > 0 || !res.Passed {
-			if err := validate.WriteText(opts.IO.ErrOut, res); err != nil {
+			if err := pkgvalidate.WriteText(ios.ErrOut, res); err != nil {
 				return err
 			}
 			if res.Tree == nil && !res.Passed && !hasErrorFinding(res) {
 				// Nothing else names the failure (cannot happen today).
-				if _, err := opts.IO.ErrOut.Write([]byte(strings.TrimSpace(res.Message) + "\n")); err != nil {
+				if _, err := ios.ErrOut.Write([]byte(strings.TrimSpace(res.Message) + "\n")); err != nil {
 					return err
 				}
 			}
 		}
 	default:
-		if err := validate.Write(opts.IO.Out, res, opts.Output, tool); err != nil {
+		if err := pkgvalidate.Write(ios.Out, res, output, tool); err != nil {
 			return err
 		}
 	}
@@ -125,7 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-func hasErrorFinding(res *validate.Result) bool {
+func hasErrorFinding(res *pkgvalidate.Result) bool {
 	errs, _ := res.Counts()
 	return errs > 0
 }

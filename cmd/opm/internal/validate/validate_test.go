@@ -1,14 +1,14 @@
-package validate
+package validate_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/cmd/opm/internal/root"
 )
 
 const catalog = `schema: olm.package
@@ -41,29 +41,27 @@ func TestRun(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		opts       Options
+		args       []string
 		stdin      string
 		wantCode   int
 		wantStdout string
 		wantStderr string
 	}{
-		{name: "Success/directory", opts: Options{Ref: dir}},
-		{name: "Success/json", opts: Options{Ref: dir, Output: "json"}, wantStdout: "{\n  \"passed\": true\n}\n"},
-		{name: "Success/stdin", opts: Options{Ref: "-", Output: "json"}, stdin: catalog, wantStdout: "{\n  \"passed\": true\n}\n"},
-		{name: "Error/invalid", opts: Options{Ref: bad}, wantCode: 1, wantStderr: "invalid index:\n└── invalid package \"foo\":\n    └── default channel must be set (" + filepath.ToSlash(bad) + "/c.yaml:1:1)\n"},
-		{name: "Error/stdin empty document", opts: Options{Ref: "-", Output: "json"}, stdin: "# nothing\n", wantCode: 1, wantStdout: `"message": "object '' is missing root schema field"`},
-		{name: "Error/output", opts: Options{Ref: dir, Output: "xml"}, wantCode: 2},
-		{name: "Error/missing", opts: Options{Ref: filepath.Join(dir, "nope")}, wantCode: 2},
+		{name: "Success/directory", args: []string{dir}},
+		{name: "Success/json", args: []string{dir, "-o", "json"}, wantStdout: "{\n  \"passed\": true\n}\n"},
+		{name: "Success/stdin", args: []string{"-", "-o", "json"}, stdin: catalog, wantStdout: "{\n  \"passed\": true\n}\n"},
+		{name: "Error/invalid", args: []string{bad}, wantCode: 1, wantStderr: "invalid index:\n└── invalid package \"foo\":\n    └── default channel must be set (" + filepath.ToSlash(bad) + "/c.yaml:1:1)\n"},
+		{name: "Error/stdin empty document", args: []string{"-", "-o", "json"}, stdin: "# nothing\n", wantCode: 1, wantStdout: `"message": "object '' is missing root schema field"`},
+		{name: "Error/output", args: []string{dir, "-o", "xml"}, wantCode: 2},
+		{name: "Error/missing", args: []string{filepath.Join(dir, "nope")}, wantCode: 2},
+		{name: "Error/stdin without blobs", args: []string{"-"}, stdin: "", wantCode: 2, wantStderr: "Error: no blobs on standard input: nothing to validate (did the command before the pipe fail? run it with set -o pipefail)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			opts := tt.opts
-			opts.IO = &cmdutil.IOStreams{In: strings.NewReader(tt.stdin), Out: &out, ErrOut: &errOut}
-			opts.Global = &cmdutil.GlobalOptions{}
-			err := Run(context.Background(), &opts)
-			if got := cmdutil.ExitCode(err); got != tt.wantCode {
-				t.Fatalf("exit code = %d (%v), want %d", got, err, tt.wantCode)
+			ios := &cmdutil.IOStreams{In: strings.NewReader(tt.stdin), Out: &out, ErrOut: &errOut}
+			if got := root.Run(append([]string{"validate"}, tt.args...), ios); got != tt.wantCode {
+				t.Fatalf("exit code = %d (stderr %q), want %d", got, errOut.String(), tt.wantCode)
 			}
 			if !strings.Contains(out.String(), tt.wantStdout) || (tt.wantStdout == "" && out.Len() > 0) {
 				t.Errorf("stdout = %q, want %q", out.String(), tt.wantStdout)

@@ -288,3 +288,54 @@ func TestLoad(t *testing.T) {
 		}
 	})
 }
+
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	for name, f := range testCatalog(t) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		opts     Options
+		wantRows int
+		wantHead string
+		wantErr  string
+	}{
+		{name: "Success/Packages", opts: Options{What: WhatPackages, Ref: dir}, wantRows: 2, wantHead: "NAME"},
+		{name: "Success/ChannelsOfFoo", opts: Options{What: WhatChannels, Ref: dir, Package: "foo"}, wantRows: 2, wantHead: "PACKAGE  CHANNEL"},
+		{name: "Success/Bundles", opts: Options{What: WhatBundles, Ref: dir}, wantRows: 4, wantHead: "PACKAGE  CHANNEL  BUNDLE"},
+		{name: "Error/UnknownPackage", opts: Options{What: WhatBundles, Ref: dir, Package: "nope"}, wantErr: `package "nope" not found`},
+		{name: "Error/UnknownList", opts: Options{What: "widgets", Ref: dir}, wantErr: `unknown list "widgets"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Run(ctx, tt.opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := reflect.ValueOf(res.Rows()).Len(); n != tt.wantRows {
+				t.Errorf("%d rows, want %d", n, tt.wantRows)
+			}
+			var buf bytes.Buffer
+			if err := res.WriteTable(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(buf.String(), tt.wantHead) || strings.Count(buf.String(), "\n") != tt.wantRows+1 {
+				t.Errorf("table:\n%s", buf.String())
+			}
+		})
+	}
+}

@@ -17,17 +17,29 @@ import (
 // StdinName names standard input in positions.
 const StdinName = "<stdin>"
 
+// ErrNoBlobs is returned for standard input that holds no blob at all: in
+// `opm render ... | opm validate -` it means the command before the pipe
+// failed, and must not pass as an empty, valid catalog.
+var ErrNoBlobs = errors.New("no blobs on standard input: nothing to validate (did the command before the pipe fail? run it with set -o pipefail)")
+
 // LoadInput loads what `opm validate` is given: "-" (a stream on stdin),
 // a directory (an FBC root, as upstream), a single file, or a catalog image
 // reference (for a path that does not exist but parses as a reference).
 // Errors about the catalog's content are *declcfg.LoadError; others are
-// about reaching it (see [IsContentError]).
+// about reaching it (see [IsContentError]), including [ErrNoBlobs].
 func LoadInput(ctx context.Context, ref string, stdin io.Reader, reg render.RegistryOptions) (*declcfg.DeclarativeConfig, error) {
 	if ref == "-" {
 		if stdin == nil {
 			return nil, errors.New("no standard input")
 		}
-		return declcfg.LoadReader(stdin, StdinName)
+		cfg, err := declcfg.LoadReader(stdin, StdinName)
+		if err != nil {
+			return nil, err
+		}
+		if isEmpty(cfg) {
+			return nil, ErrNoBlobs
+		}
+		return cfg, nil
 	}
 	st, err := os.Stat(ref)
 	switch {
@@ -48,6 +60,11 @@ func LoadInput(ctx context.Context, ref string, stdin io.Reader, reg render.Regi
 		return nil, err
 	}
 	return cfg, nil
+}
+
+func isEmpty(cfg *declcfg.DeclarativeConfig) bool {
+	return len(cfg.Packages) == 0 && len(cfg.Channels) == 0 && len(cfg.Bundles) == 0 &&
+		len(cfg.Deprecations) == 0 && len(cfg.Others) == 0
 }
 
 // looksLikeImage reports whether ref can be an image reference rather than

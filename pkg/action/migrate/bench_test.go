@@ -26,7 +26,7 @@ func BenchmarkMigrate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				out := filepath.Join(tmp, "out")
-				if err := Migrate(ctx, Options{CatalogRef: in, OutputDir: out, MigrationLevel: level, Format: declcfg.FormatJSON}); err != nil {
+				if err := Run(ctx, Options{CatalogRef: in, OutputDir: out, MigrationLevel: level, Format: declcfg.FormatJSON}); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()

@@ -168,7 +168,7 @@ func TestMigrate(t *testing.T) {
 				writeTree(t, out, tt.existing)
 			}
 			var log strings.Builder
-			err := Migrate(ctx, Options{CatalogRef: in, OutputDir: out, Format: tt.format, Force: tt.force,
+			err := Run(ctx, Options{CatalogRef: in, OutputDir: out, Format: tt.format, Force: tt.force,
 				Logf: func(f string, a ...any) { log.WriteString(strings.TrimSpace(f) + "\n") }})
 			if err != nil {
 				t.Fatal(err)
@@ -209,7 +209,7 @@ func TestMigrateForceThroughSymlink(t *testing.T) {
 	if err := os.Symlink("real", link); err != nil {
 		t.Fatal(err)
 	}
-	if err := Migrate(context.Background(), Options{CatalogRef: in, OutputDir: link, Force: true}); err != nil {
+	if err := Run(context.Background(), Options{CatalogRef: in, OutputDir: link, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -269,7 +269,7 @@ func TestMigrateErrors(t *testing.T) {
 			if tt.existing != nil {
 				before = readTree(t, out)
 			}
-			err := Migrate(ctx, Options{CatalogRef: in, OutputDir: out, MigrationLevel: tt.level, Force: tt.force})
+			err := Run(ctx, Options{CatalogRef: in, OutputDir: out, MigrationLevel: tt.level, Force: tt.force})
 			want := strings.NewReplacer("OUT", out, "IN", in).Replace(tt.wantErr)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Fatalf("error = %v, want prefix %s", err, want)
@@ -354,7 +354,7 @@ func checkMigrated(t *testing.T, in, level string, format declcfg.Format) {
 	t.Helper()
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Migrate(ctx, Options{CatalogRef: in, OutputDir: out, MigrationLevel: level, Format: format}); err != nil {
+	if err := Run(ctx, Options{CatalogRef: in, OutputDir: out, MigrationLevel: level, Format: format}); err != nil {
 		t.Fatal(err)
 	}
 	want, err := render.Render(ctx, render.Options{Refs: []string{in}, MigrationLevel: level})
@@ -424,7 +424,7 @@ func TestMigrateForceInPlace(t *testing.T) {
 	dir := filepath.Join(tmp, "catalog")
 	writeTree(t, dir, map[string]string{"foo/index.json": fooCatalog, "bar.yaml": barCatalog})
 	want := expected(t, dir, declcfg.FormatJSON)
-	if err := Migrate(context.Background(), Options{CatalogRef: dir, OutputDir: dir + string(filepath.Separator), Force: true}); err != nil {
+	if err := Run(context.Background(), Options{CatalogRef: dir, OutputDir: dir + string(filepath.Separator), Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readTree(t, dir); !reflect.DeepEqual(got, want) {
@@ -443,7 +443,7 @@ func TestMigrateCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out := filepath.Join(tmp, "out")
-	if err := Migrate(ctx, Options{CatalogRef: in, OutputDir: out}); !errors.Is(err, context.Canceled) {
+	if err := Run(ctx, Options{CatalogRef: in, OutputDir: out}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
 	}
 	if got := names(t, tmp); !reflect.DeepEqual(got, []string{"in"}) {

@@ -1,5 +1,6 @@
-// Package list implements `opm alpha list`: the packages, channels and
-// bundles of a catalog as upstream's tables (byte for byte) or as JSON rows.
+// Package list is the action of `opm alpha list`: the packages, channels
+// and bundles of a catalog as upstream's tables (byte for byte) or as JSON
+// rows.
 //
 // The catalog is rendered (FBC directories and catalog images only) and
 // converted to a validated [model.Model], so an invalid catalog fails with
@@ -19,11 +20,90 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/model"
 	"github.com/opmkit/opm/pkg/render"
 )
+
+// What selects the rows a list returns.
+type What string
+
+// The three lists.
+const (
+	WhatPackages What = "packages"
+	WhatChannels What = "channels"
+	WhatBundles  What = "bundles"
+)
+
+// Options are what `opm alpha list` is given.
+type Options struct {
+	What What
+	// Ref is an FBC directory or a catalog image.
+	Ref string
+	// Package keeps the channels or bundles of one package ("" = all).
+	Package string
+	// Registry configures pulls of catalog images.
+	Registry render.RegistryOptions
+}
+
+// Result holds the rows of one list; only the slice of Options.What is
+// set.
+type Result struct {
+	What     What
+	Packages []Package
+	Channels []Channel
+	Bundles  []Bundle
+}
+
+// Run loads opts.Ref and lists what opts.What names.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	switch opts.What {
+	case WhatPackages, WhatChannels, WhatBundles:
+	default:
+		return nil, action.Usagef("unknown list %q, expected (packages|channels|bundles)", opts.What)
+	}
+	m, err := Load(ctx, opts.Ref, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{What: opts.What}
+	switch opts.What {
+	case WhatPackages:
+		res.Packages = Packages(m)
+	case WhatChannels:
+		res.Channels, err = Channels(m, opts.Package)
+	case WhatBundles:
+		res.Bundles, err = Bundles(m, opts.Package)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Rows returns the rows of the list (a slice), for JSON output.
+func (r *Result) Rows() any {
+	switch r.What {
+	case WhatChannels:
+		return r.Channels
+	case WhatBundles:
+		return r.Bundles
+	}
+	return r.Packages
+}
+
+// WriteTable writes upstream's table of the list.
+func (r *Result) WriteTable(w io.Writer) error {
+	switch r.What {
+	case WhatChannels:
+		return WriteChannels(w, r.Channels)
+	case WhatBundles:
+		return WriteBundles(w, r.Bundles)
+	}
+	return WritePackages(w, r.Packages)
+}
 
 // Load renders ref (an FBC directory or catalog image) and converts it to a
 // validated model. Any other kind of reference gives upstream's

@@ -33,6 +33,35 @@ func TestLooksLikeImage(t *testing.T) {
 	}
 }
 
+const base = `schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+  - name: foo.v0.1.0
+  - name: foo.v0.2.0
+    replaces: foo.v0.1.0
+---
+schema: olm.bundle
+package: foo
+name: foo.v0.1.0
+image: quay.io/foo/bundle:v0.1.0
+properties:
+  - type: olm.package
+    value: {packageName: foo, version: 0.1.0}
+---
+schema: olm.bundle
+package: foo
+name: foo.v0.2.0
+image: quay.io/foo/bundle:v0.2.0
+properties:
+  - type: olm.package
+    value: {packageName: foo, version: 0.2.0}
+`
+
 func TestLoadInput(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.yaml")
@@ -65,5 +94,11 @@ func TestLoadInput(t *testing.T) {
 	}
 	if _, err := LoadInput(ctx, "-", nil, render.RegistryOptions{}); err == nil {
 		t.Error("LoadInput(-) without stdin succeeded")
+	}
+	for _, in := range []string{"", "---\n"} {
+		_, err := LoadInput(ctx, "-", strings.NewReader(in), render.RegistryOptions{})
+		if !errors.Is(err, ErrNoBlobs) || IsContentError(err) {
+			t.Errorf("LoadInput(-) on %q: error = %v, want ErrNoBlobs", in, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
-// Package dockerfile generates the Dockerfile that builds a file-based
-// catalog image, byte for byte as upstream `opm generate dockerfile` does,
-// and writes it beside the catalog directory without ever overwriting a file.
+// Package dockerfile is the action of `opm generate dockerfile`: it
+// generates the Dockerfile that builds a file-based catalog image, byte for
+// byte as upstream does, and writes it beside the catalog directory (after
+// validating the catalog) without ever overwriting a file.
 package dockerfile
 
 import (

@@ -1,20 +1,20 @@
-// Package migrate implements `opm migrate`: render a file-based catalog
-// (a directory or a catalog image), apply migrations up to a level, and
-// write it back as one directory per package, atomically.
+// Package migrate is the action of `opm migrate`: render a file-based
+// catalog (a directory or a catalog image), apply migrations up to a level
+// (pkg/migrations), and write it back as one directory per package,
+// atomically.
 package migrate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/opmkit/opm/internal/fsutil"
+	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/render"
 )
 
@@ -44,18 +44,18 @@ type NotEmptyError struct{ Dir string }
 
 func (e *NotEmptyError) Error() string { return fmt.Sprintf("output dir %q must be empty", e.Dir) }
 
-// Migrate runs the migration. On error, OutputDir is left as it was.
-func Migrate(ctx context.Context, o Options) error {
+// Run runs the migration. On error, OutputDir is left as it was. An
+// unknown format or migration level is an *action.UsageError, returned
+// before anything else happens.
+func Run(ctx context.Context, o Options) error {
 	if o.Format == "" {
 		o.Format = declcfg.FormatJSON
 	}
 	if o.Format != declcfg.FormatJSON && o.Format != declcfg.FormatYAML {
-		return fmt.Errorf("invalid output format %q, expected (json|yaml)", o.Format)
+		return action.Usagef("invalid output format %q, expected (json|yaml)", o.Format)
 	}
-	// Render with no references only checks the migration level, so an
-	// unknown level fails before anything else happens.
-	if _, err := render.Render(ctx, render.Options{MigrationLevel: o.MigrationLevel}); err != nil {
-		return err
+	if err := migrations.Check(o.MigrationLevel); err != nil {
+		return &action.UsageError{Err: err}
 	}
 	empty, err := isEmptyOrAbsent(o.OutputDir)
 	if err != nil {
@@ -109,6 +109,10 @@ func isEmptyOrAbsent(dir string) (bool, error) {
 // replace writes cfg as a new tree beside dir, then swaps it with dir and
 // removes the old tree. If the swap fails, dir is restored. A symlink to a
 // directory is followed, so its target is what gets replaced.
+//
+// The new and the old tree live inside a private directory beside dir
+// (fsutil.MkdirUnique creates it, so no other process can hold its name),
+// which is removed at the end.
 func replace(cfg declcfg.DeclarativeConfig, dir string, format declcfg.Format) error {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -122,52 +126,36 @@ func replace(cfg declcfg.DeclarativeConfig, dir string, format declcfg.Format) e
 	if parent == "" {
 		parent = "."
 	}
-	staging, err := uniqueName(parent, "."+base+".new-")
+	work, err := fsutil.MkdirUnique(parent, "."+base+".migrate-")
 	if err != nil {
 		return err
 	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = os.RemoveAll(work)
+		}
+	}()
+	staging, backup := filepath.Join(work, "new"), filepath.Join(work, "old")
 	if err := declcfg.WriteFS(cfg, staging, format); err != nil {
 		return err
 	}
 	// Keep the replaced directory's permissions.
 	if err := os.Chmod(staging, st.Mode().Perm()); err != nil {
-		_ = os.RemoveAll(staging)
-		return err
-	}
-	backup, err := uniqueName(parent, "."+base+".old-")
-	if err != nil {
-		_ = os.RemoveAll(staging)
 		return err
 	}
 	if err := os.Rename(real, backup); err != nil {
-		_ = os.RemoveAll(staging)
 		return err
 	}
 	if err := os.Rename(staging, real); err != nil {
 		if rerr := os.Rename(backup, real); rerr != nil {
+			keep = true // it holds the previous contents
 			return fmt.Errorf("%w (and restoring the previous contents from %s failed: %v)", err, backup, rerr)
 		}
-		_ = os.RemoveAll(staging)
 		return err
 	}
-	if err := os.RemoveAll(backup); err != nil {
+	if err := os.RemoveAll(work); err != nil {
 		return fmt.Errorf("removing the previous contents (%s): %w", backup, err)
 	}
 	return nil
-}
-
-// uniqueName returns a path in parent starting with prefix that does not
-// exist yet.
-func uniqueName(parent, prefix string) (string, error) {
-	for range 100 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", err
-		}
-		p := filepath.Join(parent, prefix+hex.EncodeToString(b[:]))
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("cannot find a free temporary name in %s", parent)
 }

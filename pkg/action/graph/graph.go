@@ -1,0 +1,450 @@
+// Package graph is the action of `opm graph show|successors|path`: queries
+// over the upgrade graphs of a catalog under OLM classic and OLM v1
+// semantics (pkg/graph), with their results in the shapes the command
+// prints: JSON for scripts, text for people.
+package graph
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/opmkit/opm/pkg/action"
+	"github.com/opmkit/opm/pkg/declcfg"
+	gr "github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/versionrange"
+)
+
+// Options select the catalog and the part of it every query is about.
+type Options struct {
+	// Refs are FBC directories or catalog images, rendered together.
+	Refs []string
+	// Packages and Channels select what to look at (empty = the query's
+	// default: see each query).
+	Packages []string
+	Channels []string
+	// Registry configures pulls of catalog images.
+	Registry render.RegistryOptions
+}
+
+// load renders the references and builds their graph.
+func load(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, *gr.Graph, error) {
+	cfg, err := render.Render(ctx, render.Options{
+		Refs:           opts.Refs,
+		AllowedRefMask: render.RefDCDir | render.RefDCImage,
+		Registry:       opts.Registry,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := gr.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, g, nil
+}
+
+// ShowResult is the selected part of a catalog and of its graph.
+type ShowResult struct {
+	// Config holds the blobs of the selected packages and channels.
+	Config *declcfg.DeclarativeConfig
+	// Graph is the graph of the selected packages and channels.
+	Graph *gr.Graph
+}
+
+// Show selects the packages and channels to draw (default: all).
+func Show(ctx context.Context, opts Options) (*ShowResult, error) {
+	cfg, g, err := load(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := g.Select(opts.Packages, opts.Channels)
+	if err != nil {
+		return nil, err
+	}
+	return &ShowResult{Config: selectConfig(cfg, sel), Graph: sel}, nil
+}
+
+// JSON is the -o json form: every channel's entries, head, replaces chain,
+// stranded entries, edges and problems.
+func (r *ShowResult) JSON() any { return r.Graph.JSON() }
+
+// WriteDOT writes the graphs as Graphviz DOT.
+func (r *ShowResult) WriteDOT(w io.Writer) error { return gr.WriteDOT(r.Graph, w) }
+
+// WriteMermaid writes the same flowchart as `opm alpha render-graph`;
+// warnings (ignored skipRanges) go to warnings.
+func (r *ShowResult) WriteMermaid(w, warnings io.Writer) error {
+	return gr.WriteMermaid(r.Config, w, gr.MermaidOptions{Warnings: warnings})
+}
+
+// selectConfig keeps the blobs of cfg that belong to the selected packages
+// and channels.
+func selectConfig(cfg *declcfg.DeclarativeConfig, sel *gr.Graph) *declcfg.DeclarativeConfig {
+	keep := map[string]map[string]bool{}
+	for _, p := range sel.Packages {
+		keep[p.Name] = map[string]bool{}
+		for _, c := range p.Channels {
+			keep[p.Name][c.Name] = true
+		}
+	}
+	out := &declcfg.DeclarativeConfig{}
+	for _, c := range cfg.Channels {
+		if keep[c.Package][c.Name] {
+			out.Channels = append(out.Channels, c)
+		}
+	}
+	for _, b := range cfg.Bundles {
+		if keep[b.Package] != nil {
+			out.Bundles = append(out.Bundles, b)
+		}
+	}
+	for _, d := range cfg.Deprecations {
+		if keep[d.Package] != nil {
+			out.Deprecations = append(out.Deprecations, d)
+		}
+	}
+	return out
+}
+
+// loadFrom loads the catalog and resolves from in the one package a
+// successors or path query is about.
+func loadFrom(ctx context.Context, opts Options, from string) (*gr.PackageGraph, gr.Installed, error) {
+	_, g, err := load(ctx, opts)
+	if err != nil {
+		return nil, gr.Installed{}, err
+	}
+	p, err := onePackage(g, opts.Packages)
+	if err != nil {
+		return nil, gr.Installed{}, err
+	}
+	in, err := p.Resolve(from)
+	if err != nil {
+		return nil, gr.Installed{}, err
+	}
+	return p, in, nil
+}
+
+// onePackage returns the package a successors or path query is about: the
+// one named, or the catalog's only one.
+func onePackage(g *gr.Graph, packages []string) (*gr.PackageGraph, error) {
+	switch len(packages) {
+	case 0:
+		if len(g.Packages) == 1 {
+			return g.Packages[0], nil
+		}
+		if len(g.Packages) == 0 {
+			return nil, fmt.Errorf("the catalog has no packages")
+		}
+		return nil, action.Usagef("the catalog has %d packages; choose one with --package (packages: %s)", len(g.Packages), strings.Join(g.PackageNames(), ", "))
+	case 1:
+		p := g.Package(packages[0])
+		if p == nil {
+			return nil, fmt.Errorf("no package %q in the catalog (packages: %s)", packages[0], strings.Join(g.PackageNames(), ", "))
+		}
+		return p, nil
+	}
+	return nil, action.Usagef("this query takes one --package, got %d", len(packages))
+}
+
+// SuccessorsOptions are the options of a successors query.
+type SuccessorsOptions struct {
+	Options
+	// From is the installed version or bundle name.
+	From string
+}
+
+// SuccessorsResult lists the direct successors of the installed bundle.
+type SuccessorsResult struct {
+	Package    string
+	From       gr.Installed
+	Successors []gr.Successor
+}
+
+// Successors lists the channel entries (of Options.Channels, default all)
+// that upgrade directly from opts.From, and which one each semantics
+// picks.
+func Successors(ctx context.Context, opts SuccessorsOptions) (*SuccessorsResult, error) {
+	p, in, err := loadFrom(ctx, opts.Options, opts.From)
+	if err != nil {
+		return nil, err
+	}
+	succ, err := p.Successors(in, opts.Channels)
+	if err != nil {
+		return nil, err
+	}
+	return &SuccessorsResult{Package: p.Name, From: in, Successors: succ}, nil
+}
+
+// VersionJSON is a bundle (name, when known) and its version (when known).
+type VersionJSON struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+func nodeJSON(n *gr.Node) VersionJSON {
+	return VersionJSON{Name: n.Name, Version: n.VersionString()}
+}
+
+func installedJSON(in gr.Installed) VersionJSON {
+	v := VersionJSON{Name: in.Name}
+	if in.HasVersion {
+		v.Version = in.Version.String()
+	}
+	return v
+}
+
+// EdgeJSON is an edge that allows an upgrade: its kind and, for
+// skipRange, the range.
+type EdgeJSON struct {
+	Kind  gr.EdgeKind `json:"kind"`
+	Range string      `json:"range,omitempty"`
+}
+
+func edgesJSON(edges []gr.Edge) []EdgeJSON {
+	out := make([]EdgeJSON, len(edges))
+	for i, e := range edges {
+		out[i] = EdgeJSON{Kind: e.Kind, Range: e.Range}
+	}
+	return out
+}
+
+func edgesText(edges []gr.Edge) string {
+	parts := make([]string, len(edges))
+	for i, e := range edges {
+		if e.Kind == gr.KindSkipRange {
+			parts[i] = fmt.Sprintf("skipRange(%s)", e.Range)
+		} else {
+			parts[i] = string(e.Kind)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SuccessorJSON is one successor in the -o json form.
+type SuccessorJSON struct {
+	Channel    string     `json:"channel"`
+	Bundle     string     `json:"name"`
+	Version    string     `json:"version,omitempty"`
+	Deprecated bool       `json:"deprecated"`
+	Edges      []EdgeJSON `json:"edges"`
+	// ChainIndex is the place on the replaces chain (0 = head); null when
+	// the entry is not on it.
+	ChainIndex *int `json:"chainIndex"`
+	Classic    bool `json:"classic"`
+	V1         bool `json:"v1"`
+	Lower      bool `json:"lower"`
+}
+
+// SuccessorsJSON is the -o json form of a successors query.
+type SuccessorsJSON struct {
+	Package    string          `json:"package"`
+	From       VersionJSON     `json:"from"`
+	Successors []SuccessorJSON `json:"successors"`
+}
+
+// JSON returns the -o json form.
+func (r *SuccessorsResult) JSON() SuccessorsJSON {
+	out := SuccessorsJSON{Package: r.Package, From: installedJSON(r.From), Successors: []SuccessorJSON{}}
+	for _, s := range r.Successors {
+		row := SuccessorJSON{Channel: s.Channel, Bundle: s.Node.Name, Version: s.Node.VersionString(), Deprecated: s.Node.Deprecated,
+			Edges: edgesJSON(s.Edges), Classic: s.Classic, V1: s.V1, Lower: s.Lower}
+		if s.ChainIndex >= 0 {
+			i := s.ChainIndex
+			row.ChainIndex = &i
+		}
+		out.Successors = append(out.Successors, row)
+	}
+	return out
+}
+
+// WriteText writes the successors as a table for people.
+func (r *SuccessorsResult) WriteText(w io.Writer) error {
+	if len(r.Successors) == 0 {
+		_, err := fmt.Fprintf(w, "No bundle of package %q upgrades from %s.\n", r.Package, r.From.Label())
+		return err
+	}
+	fmt.Fprintf(w, "Successors of %s in package %q:\n", r.From.Label(), r.Package)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHANNEL\tBUNDLE\tVERSION\tEDGES\tCHAIN\tCLASSIC\tV1")
+	for _, s := range r.Successors {
+		chain := "-"
+		switch {
+		case s.ChainIndex == 0:
+			chain = "head"
+		case s.ChainIndex > 0:
+			chain = fmt.Sprintf("head-%d", s.ChainIndex)
+		}
+		name := s.Node.Name
+		if s.Node.Deprecated {
+			name += " (deprecated)"
+		}
+		v1 := mark(s.V1)
+		if s.Lower {
+			v1 = "lower"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Channel, name, orDash(s.Node.VersionString()), edgesText(s.Edges), chain, mark(s.Classic), v1)
+	}
+	return tw.Flush()
+}
+
+func mark(b bool) string {
+	if b {
+		return "picked"
+	}
+	return "-"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// PathOptions are the options of a path query.
+type PathOptions struct {
+	Options
+	// From is the installed version or bundle name.
+	From string
+	// To is a version or bundle name to reach ("" = as far as the
+	// semantics allows); it cannot be combined with Version.
+	To string
+	// Version is an OLM v1 range every step must stay in ("" = none).
+	Version string
+	// Semantics is "classic" or "v1" ("" = classic).
+	Semantics string
+}
+
+// PathResult holds one path per channel (classic) or one path (v1).
+type PathResult struct {
+	Paths []*gr.Path
+}
+
+// Path walks the upgrades from opts.From. A path that does not reach its
+// target is a result (see [PathResult.Reached]), not an error. A bad
+// semantics, range or combination is an *action.UsageError.
+func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
+	if opts.Semantics == "" {
+		opts.Semantics = string(gr.Classic)
+	}
+	sem, err := gr.ParseSemantics(opts.Semantics)
+	if err != nil {
+		return nil, action.Usagef("invalid --semantics: %v", err)
+	}
+	if opts.To != "" && opts.Version != "" {
+		return nil, action.Usagef("--to and --version cannot be used together")
+	}
+	po := gr.PathOptions{Semantics: sem, Channels: opts.Channels}
+	if opts.Version != "" {
+		r, err := versionrange.Parse(opts.Version)
+		if err != nil {
+			return nil, action.Usagef("invalid --version: %v", err)
+		}
+		po.Range = r
+	}
+	p, in, err := loadFrom(ctx, opts.Options, opts.From)
+	if err != nil {
+		return nil, err
+	}
+	if opts.To != "" {
+		to, err := p.Resolve(opts.To)
+		if err != nil {
+			return nil, err
+		}
+		if !to.HasVersion {
+			return nil, fmt.Errorf("--to %q: no bundle of package %q has that name, so its version is unknown", opts.To, p.Name)
+		}
+		v := to.Version
+		po.To = &v
+	}
+	paths, err := p.Path(in, po)
+	if err != nil {
+		return nil, err
+	}
+	return &PathResult{Paths: paths}, nil
+}
+
+// Reached reports whether every path reached its target.
+func (r *PathResult) Reached() bool {
+	for _, p := range r.Paths {
+		if !p.Reached {
+			return false
+		}
+	}
+	return true
+}
+
+// StepJSON is one upgrade of a path in the -o json form.
+type StepJSON struct {
+	From    VersionJSON `json:"from"`
+	To      VersionJSON `json:"to"`
+	Channel string      `json:"channel"`
+	Edges   []EdgeJSON  `json:"edges"`
+}
+
+// PathJSON is one path in the -o json form.
+type PathJSON struct {
+	Package   string       `json:"package"`
+	Semantics gr.Semantics `json:"semantics"`
+	Channels  []string     `json:"channels"`
+	From      VersionJSON  `json:"from"`
+	To        VersionJSON  `json:"to"`
+	Reached   bool         `json:"reached"`
+	Reason    string       `json:"reason"`
+	Steps     []StepJSON   `json:"steps"`
+}
+
+// PathsJSON is the -o json form of a path query.
+type PathsJSON struct {
+	Paths []PathJSON `json:"paths"`
+}
+
+// JSON returns the -o json form.
+func (r *PathResult) JSON() PathsJSON {
+	out := PathsJSON{Paths: []PathJSON{}}
+	for _, p := range r.Paths {
+		pj := PathJSON{Package: p.Package, Semantics: p.Semantics, Channels: p.Channels, From: installedJSON(p.From),
+			To: nodeJSON(p.End()), Reached: p.Reached, Reason: p.Reason, Steps: []StepJSON{}}
+		for _, s := range p.Steps {
+			pj.Steps = append(pj.Steps, StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges)})
+		}
+		out.Paths = append(out.Paths, pj)
+	}
+	return out
+}
+
+// WriteText writes the paths, one step a line, for people.
+func (r *PathResult) WriteText(w io.Writer) error {
+	for i, p := range r.Paths {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		what := "channel " + p.Channels[0]
+		if p.Semantics == gr.V1 {
+			what = "channels " + strings.Join(p.Channels, ", ")
+		}
+		fmt.Fprintf(w, "Package %q, %s, %s semantics, from %s:\n", p.Package, what, p.Semantics, p.From.Label())
+		for j, s := range p.Steps {
+			fmt.Fprintf(w, "  %d. %s -> %s  (%s", j+1, s.From.Label(), s.To.Label(), edgesText(s.Edges))
+			if p.Semantics == gr.V1 && len(p.Channels) > 1 {
+				fmt.Fprintf(w, "; channel %s", s.Channel)
+			}
+			fmt.Fprintln(w, ")")
+		}
+		if len(p.Steps) == 0 {
+			fmt.Fprintln(w, "  no upgrade")
+		}
+		status := "Reached"
+		if !p.Reached {
+			status = "Not reached"
+		}
+		if _, err := fmt.Fprintf(w, "%s: %s\n", status, p.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
