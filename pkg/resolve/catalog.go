@@ -10,6 +10,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/property"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // Catalog is one catalog given to the resolver: a name, a priority
@@ -68,7 +69,7 @@ type record struct {
 	channel   string
 	isDefault bool
 	entry     declcfg.ChannelEntry
-	skipRange semver.Range // nil when absent or unparsable (OLM drops it)
+	skipRange *versionrange.SkipRange // nil when absent or unparsable (OLM drops it)
 	// installedFrom is the catalog an installed bundle came from.
 	installedFrom *catalog
 }
@@ -146,7 +147,7 @@ func newCatalog(c Catalog) (*catalog, error) {
 			}
 			r := &record{bundle: b, cat: cat, channel: ch.Name, entry: e}
 			if e.SkipRange != "" {
-				if sr, err := semver.ParseRange(e.SkipRange); err == nil {
+				if sr, err := versionrange.ParseSkipRange(e.SkipRange); err == nil {
 					r.skipRange = sr
 				}
 			}

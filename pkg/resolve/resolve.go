@@ -542,7 +542,7 @@ func (rec *record) replacesInstalled(cur *bundle) bool {
 			return true
 		}
 	}
-	return rec.skipRange != nil && cur.versionOK && rec.skipRange(cur.version)
+	return rec.skipRange != nil && cur.versionOK && rec.skipRange.Contains(cur.version)
 }
 
 // depCandidates returns the ordered candidates of one dependency of owner
