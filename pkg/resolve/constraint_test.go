@@ -178,8 +178,7 @@ func jsonString(s string) string {
 
 // §5.4: semver_compare parses leniently and compares by precedence.
 func TestSemverCompare(t *testing.T) {
-	prg, err := compileCel(`semver_compare(a, b) == want`)
-	if err == nil {
+	if _, err := compileCel(`semver_compare(a, b) == want`); err == nil {
 		t.Fatal("rules may only use the variable properties")
 	}
 	for _, tc := range []struct {
@@ -193,7 +192,7 @@ func TestSemverCompare(t *testing.T) {
 		{"1.0.0+build.1", "1.0.0", 0},
 		{"1.10.0", "1.9.0", 1},
 	} {
-		prg, err = compileCel(`semver_compare(properties[0].value, properties[1].value) == ` + map[int]string{-1: "-1", 0: "0", 1: "1"}[tc.want])
+		prg, err := compileCel(`semver_compare(properties[0].value, properties[1].value) == ` + map[int]string{-1: "-1", 0: "0", 1: "1"}[tc.want])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +204,7 @@ func TestSemverCompare(t *testing.T) {
 	if _, err := semver.ParseTolerant("x"); err == nil {
 		t.Fatal("blang accepts x")
 	}
-	prg, _ = compileCel(`semver_compare('x', '1.0.0') == 0`)
+	prg, _ := compileCel(`semver_compare('x', '1.0.0') == 0`)
 	if ok, err := prg.eval(context.Background(), nil); ok || err == nil {
 		t.Errorf("semver_compare of an invalid version = %v, %v; want an error", ok, err)
 	}

@@ -93,7 +93,7 @@ func ParseSubscription(s string) (resolve.Subscription, error) {
 	case sub.Package == "":
 		return sub, fmt.Errorf("invalid --subscribe %q: want PACKAGE[:CHANNEL][@STARTINGCSV]", s)
 	case hasChannel && sub.Channel == "":
-		return sub, fmt.Errorf("invalid --subscribe %q: empty channel after :", s)
+		return sub, fmt.Errorf("invalid --subscribe %q: empty channel after the colon", s)
 	}
 	return sub, nil
 }
