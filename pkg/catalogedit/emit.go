@@ -144,8 +144,7 @@ func writeYAMLMapping(buf *bytes.Buffer, o *Object, col int, inline bool, st yam
 		if i > 0 || !inline {
 			buf.WriteString(strings.Repeat(" ", col))
 		}
-		key, _ := yamlScalar(k)
-		buf.WriteString(key)
+		buf.WriteString(yamlKeyScalar(k))
 		buf.WriteByte(':')
 		writeYAMLValue(buf, o.Vals[i], col, col+st.unit(), st)
 	}
@@ -306,6 +305,20 @@ func yamlScalar(s string) (string, bool) {
 		}
 	}
 	return string(jsonString(s)), false
+}
+
+// yamlKeyScalar renders a mapping key: a one-line scalar that yaml.v2
+// reads back as the key k.
+func yamlKeyScalar(k string) string {
+	if out, literal := yamlScalar(k); !literal {
+		var m map[string]any
+		if err := yaml2.Unmarshal([]byte(out+": x"), &m); err == nil {
+			if _, ok := m[k]; ok && len(m) == 1 {
+				return out
+			}
+		}
+	}
+	return string(jsonString(k))
 }
 
 // readsBack reports whether yaml.v2 reads the scalar text as the string s.

@@ -335,7 +335,14 @@ func (fe *fileEdit) patchJSONList(arr *jnode, old, new []any) (splice, error) {
 	} else if !bytes.Contains(data[arr.start:arr.elems[0].start], []byte("\n")) {
 		defSep = []byte(", ")
 	}
-	st := jsonStyleOf(data, arr.elems[0], nl)
+	// the style of the sibling with the most keys
+	model := arr.elems[0]
+	for _, e := range arr.elems {
+		if len(e.keys) > len(model.keys) {
+			model = e
+		}
+	}
+	st := jsonStyleOf(data, model, nl)
 	prefix := lineIndent(data, arr.elems[0].start)
 	var buf bytes.Buffer
 	for j, p := range plan {
