@@ -144,15 +144,11 @@ func (c *Catalog) Deprecate(pkg, target string, names []string, message string, 
 			ref.Set("name", n)
 		}
 		eo := &Object{Keys: []string{"reference", "message"}, Vals: []any{ref, message}}
-		if sorted {
+		// like the entries already there; else as the blob's own keys
+		if sib := mostKeys(list); sib != nil {
+			eo = orderLikeDeep(eo, sib)
+		} else if sorted {
 			eo = writerOrder(eo)
-		} else if sib := mostKeys(list); sib != nil {
-			eo = orderLike(eo, sib)
-			if r, ok := sib.Get("reference"); ok {
-				if ro, ok := r.(*Object); ok {
-					eo.Set("reference", orderLike(ref, ro))
-				}
-			}
 		}
 		list = append(list, eo)
 		c.note(Change{Kind: KindDeprecated, Package: pkg, Channel: pick(target == TargetChannel, n), Bundle: pick(target == TargetBundle, n), File: c.fileOf(d),

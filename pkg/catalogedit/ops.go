@@ -221,10 +221,11 @@ func setEntry(o *Object, e declcfg.ChannelEntry) {
 func entryValue(e declcfg.ChannelEntry, siblings []any, sorted bool) *Object {
 	o := &Object{}
 	setEntry(o, e)
-	if sorted {
-		return writerOrder(o)
+	if sib := mostKeys(siblings); sib != nil && len(sib.Keys) >= len(o.Keys) || !sorted {
+		// like its siblings (keys they lack go last)
+		return orderLike(o, mostKeys(siblings))
 	}
-	return orderLike(o, mostKeys(siblings))
+	return writerOrder(o)
 }
 
 // writeEntries replaces a channel blob's entries with es: entries keep
@@ -418,10 +419,14 @@ func (c *Catalog) newValue(x any, place Place, schema string) (*Object, error) {
 	// entries of a new channel: name, replaces, skips, skipRange as the
 	// struct writes them; an empty list is written as such
 	file := place.StyleFile
-	if place.After != nil {
-		file = place.After.Pos.File
-		if place.After.created && place.After.anchor != nil {
-			file = place.After.anchor.Pos.File
+	for a := place.After; a != nil; a = a.anchor {
+		if !a.created {
+			file = a.Pos.File
+			break
+		}
+		if a.newFile != "" {
+			file = a.styleFile
+			break
 		}
 	}
 	if file == "" && !c.dir {

@@ -29,10 +29,23 @@ func existing(bs []*Blob) []*Blob {
 	return out
 }
 
-// onePerFile reports whether every blob of bs is alone in its file.
+// onePerFile reports whether every blob of bs is alone in its file (a
+// single blob only counts when its file is named after it).
 func (c *Catalog) onePerFile(bs []*Blob) bool {
 	if !c.dir || len(bs) == 0 {
 		return false
+	}
+	if len(bs) == 1 {
+		base := path.Base(bs[0].Pos.File)
+		named := bs[0].Name != "" && strings.Contains(base, bs[0].Name)
+		if bs[0].bundle != nil {
+			if v, err := graph.BundleVersion(bs[0].bundle); err == nil && strings.Contains(base, v.String()) {
+				named = true
+			}
+		}
+		if !named {
+			return false
+		}
 	}
 	files := map[string]bool{}
 	for _, b := range bs {
@@ -225,12 +238,21 @@ func (c *Catalog) placePackage(pkg string) (Place, error) {
 	if json > other {
 		ext = ".json"
 	}
+	// the new file copies the style of the catalog's first file of its
+	// format
+	style := ""
+	for _, b := range c.blobs {
+		if !b.created && strings.EqualFold(path.Ext(b.Pos.File), ext) {
+			style = b.Pos.File
+			break
+		}
+	}
 	for _, f := range []string{pkg + "/catalog" + ext, pkg + "/" + pkg + ext} {
 		if cleanFileName(f) && !c.exists(f) {
 			if st, err := c.root.Lstat(pkg); err == nil && !st.IsDir() {
 				return Place{}, fmt.Errorf("cannot place new package %q: %s is not a directory", pkg, c.DisplayName(pkg))
 			}
-			return Place{NewFile: f}, nil
+			return Place{NewFile: f, StyleFile: style}, nil
 		}
 	}
 	return Place{}, fmt.Errorf("cannot choose a file for new package %q", pkg)

@@ -141,6 +141,12 @@ func (c *Catalog) RemoveBundles(ctx context.Context, pkg string, names []string,
 			}
 		}
 		if len(drop) > 0 {
+			for _, i := range drop {
+				r := d.dep.Entries[i].Reference
+				kind := strings.TrimPrefix(r.Schema, "olm.")
+				c.note(Change{Kind: KindUndeprecated, Package: pkg, Channel: pick(kind == TargetChannel, r.Name), Bundle: pick(kind == TargetBundle, r.Name), File: c.fileOf(d),
+					Message: fmt.Sprintf("removed the deprecation of %s %s", kind, r.Name)})
+			}
 			if err := c.dropDeprecationEntries(pkg, d, drop); err != nil {
 				return nil, err
 			}
@@ -205,7 +211,9 @@ func (c *Catalog) restitch(pkg, chName string, entries []declcfg.ChannelEntry, r
 				continue
 			}
 			upgraded = true
-			e.Skips = slices.DeleteFunc(e.Skips, func(s string) bool { return s == x })
+			if !keepEdges {
+				e.Skips = slices.DeleteFunc(e.Skips, func(s string) bool { return s == x })
+			}
 			if repl {
 				e.Replaces = ex.Replaces
 				if e.Replaces == e.Name {
@@ -215,11 +223,11 @@ func (c *Catalog) restitch(pkg, chName string, entries []declcfg.ChannelEntry, r
 			} else {
 				addSkip(e, ex.Replaces)
 			}
+			if keepEdges {
+				addSkip(e, x) // where x already was, or last
+			}
 			for _, s := range ex.Skips {
 				addSkip(e, s)
-			}
-			if keepEdges {
-				addSkip(e, x)
 			}
 		}
 		es = slices.Delete(es, xi, xi+1)
@@ -267,7 +275,7 @@ func (c *Catalog) noteEntryChanges(pkg string, chb *Blob, before, after []declcf
 				Message: fmt.Sprintf("removed %s from channel %s", e.Name, chb.Name)})
 		case n.Replaces != e.Replaces || !slices.Equal(n.Skips, e.Skips):
 			c.note(Change{Kind: KindEntryChanged, Package: pkg, Channel: chb.Name, Bundle: e.Name, File: c.fileOf(chb),
-				Message: fmt.Sprintf("%s in channel %s: %s", e.Name, chb.Name, describeEdges(n))})
+				Message: fmt.Sprintf("%s in channel %s: %s (was: %s)", e.Name, chb.Name, describeEdges(n), describeEdges(e))})
 		}
 	}
 }

@@ -81,21 +81,42 @@ func shapeLike(v, ref any) any {
 		if !ok || len(ra) == 0 {
 			return v
 		}
-		r := mostKeys(ra)
-		if r == nil {
+		generic := mostKeys(ra)
+		if generic == nil {
 			return v
 		}
 		out := make([]any, len(t))
 		for i, x := range t {
-			if xo, ok := x.(*Object); ok {
-				out[i] = orderLikeDeep(xo, r)
-			} else {
+			xo, ok := x.(*Object)
+			if !ok {
 				out[i] = x
+				continue
 			}
+			// a property follows a property of its own type; one of a
+			// type the reference lacks only gets its own keys ordered
+			if typ := xo.String("type"); typ != "" {
+				if r := itemOfType(ra, typ); r != nil {
+					out[i] = orderLikeDeep(xo, r)
+				} else {
+					out[i] = orderLike(xo, generic)
+				}
+				continue
+			}
+			out[i] = orderLikeDeep(xo, generic)
 		}
 		return out
 	}
 	return v
+}
+
+// itemOfType returns the first object of a list whose type is typ.
+func itemOfType(list []any, typ string) *Object {
+	for _, v := range list {
+		if o, ok := v.(*Object); ok && o.String("type") == typ {
+			return o
+		}
+	}
+	return nil
 }
 
 // mostKeys returns the object with the most keys among vals, or nil.
