@@ -50,6 +50,10 @@ fuzz: ## run each fuzz target for FUZZTIME
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./internal/ignore/
+	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
+	$(GO) test -run '^$$' -fuzz '^FuzzScanTemplate$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
+	$(GO) test -run '^$$' -fuzz '^FuzzEmitString$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
+	$(GO) test -run '^$$' -fuzz '^FuzzUnifiedDiff$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
 
 clean:
 	rm -rf bin

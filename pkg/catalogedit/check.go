@@ -132,3 +132,47 @@ func (c *Catalog) checkTemplate(cfg *declcfg.DeclarativeConfig) []Problem {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Pos < out[j].Pos })
 	return out
 }
+
+// TouchedPackages returns the packages whose blobs the edits change.
+func (c *Catalog) TouchedPackages() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range c.blobs {
+		if (b.created && !b.deleted) || (!b.created && (b.deleted || b.dirty)) {
+			out[b.Package] = true
+		}
+	}
+	return out
+}
+
+// OnlyPackages returns the blobs of cfg that belong to the packages in
+// keep. Validation errors never cross packages (only warnings do), so
+// checking the packages an edit touched checks everything it can break.
+func OnlyPackages(cfg *declcfg.DeclarativeConfig, keep map[string]bool) *declcfg.DeclarativeConfig {
+	out := &declcfg.DeclarativeConfig{}
+	for _, p := range cfg.Packages {
+		if keep[p.Name] {
+			out.Packages = append(out.Packages, p)
+		}
+	}
+	for _, ch := range cfg.Channels {
+		if keep[ch.Package] {
+			out.Channels = append(out.Channels, ch)
+		}
+	}
+	for _, b := range cfg.Bundles {
+		if keep[b.Package] {
+			out.Bundles = append(out.Bundles, b)
+		}
+	}
+	for _, d := range cfg.Deprecations {
+		if keep[d.Package] {
+			out.Deprecations = append(out.Deprecations, d)
+		}
+	}
+	for _, m := range cfg.Others {
+		if keep[m.Package] {
+			out.Others = append(out.Others, m)
+		}
+	}
+	return out
+}

@@ -131,6 +131,10 @@ func run(ctx context.Context, op string, opts Common, do edit) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if !cat.Template {
+		// the other packages are as they were validated above
+		cfg = ce.OnlyPackages(cfg, cat.TouchedPackages())
+	}
 	after, err := cat.Check(ctx, cfg)
 	if err != nil {
 		return nil, err
