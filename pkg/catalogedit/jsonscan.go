@@ -251,6 +251,76 @@ func (p *jparser) number(i int) (int, error) {
 	return j, nil
 }
 
+// skipJSON checks the value starting at data[off] as parseJSON does, but
+// builds no nodes, and returns the offset just past it (a stream's blobs
+// only need their extents).
+func skipJSON(data []byte, off int) (int, error) {
+	p := jparser{data: data}
+	return p.skip(off, 0)
+}
+
+func (p *jparser) skip(i, depth int) (int, error) {
+	if depth > maxDepth {
+		return 0, p.fail(i, "exceeded max depth")
+	}
+	if i >= len(p.data) {
+		return 0, p.fail(i, "unexpected end of JSON input")
+	}
+	switch c := p.data[i]; {
+	case c == '{' || c == '[':
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = skipJSONSpace(p.data, i+1)
+		if i < len(p.data) && p.data[i] == closer {
+			return i + 1, nil
+		}
+		for {
+			if c == '{' {
+				if i >= len(p.data) || p.data[i] != '"' {
+					return 0, p.fail(i, "expected object key")
+				}
+				end, err := p.str(i)
+				if err != nil {
+					return 0, err
+				}
+				i = skipJSONSpace(p.data, end)
+				if i >= len(p.data) || p.data[i] != ':' {
+					return 0, p.fail(i, "expected ':' after object key")
+				}
+				i = skipJSONSpace(p.data, i+1)
+			}
+			end, err := p.skip(i, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			i = skipJSONSpace(p.data, end)
+			if i >= len(p.data) {
+				return 0, p.fail(i, "unexpected end of JSON input")
+			}
+			switch p.data[i] {
+			case ',':
+				i = skipJSONSpace(p.data, i+1)
+			case closer:
+				return i + 1, nil
+			default:
+				return 0, p.fail(i, "expected ',' or %q", closer)
+			}
+		}
+	case c == '"':
+		return p.str(i)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number(i)
+	default:
+		n, err := p.value(i, depth)
+		if err != nil {
+			return 0, err
+		}
+		return n.end, nil
+	}
+}
+
 // text returns the node's bytes.
 func (n *jnode) text(data []byte) []byte { return data[n.start:n.end] }
 

@@ -291,3 +291,38 @@ func FuzzScanTemplate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJSONParser checks the positional JSON parser against encoding/json,
+// and the node-less skip against the parser.
+func FuzzJSONParser(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":null}],"c":"\u00e9\"x"}`, `[]`, `-0.5e+3`, `{"a":}`, `"\ud800"`, `{"a":1}{"b":2}`, `[1,]`, `tru`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		n, end, err := parseJSON(data, 0)
+		send, serr := skipJSON(data, 0)
+		if (err == nil) != (serr == nil) || err == nil && end != send {
+			t.Fatalf("parse (%v, %d) and skip (%v, %d) disagree", err, end, serr, send)
+		}
+		if err != nil {
+			return
+		}
+		if !json.Valid(data[:end]) {
+			t.Fatalf("parser accepted invalid JSON %q", data[:end])
+		}
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if dec.Decode(&v) == nil && int(dec.InputOffset()) != end {
+			t.Fatalf("value ends at %d, encoding/json says %d", end, dec.InputOffset())
+		}
+		if c, err := canonical(n.value(data)); err == nil {
+			want, err := canonicalJSON(data[:end])
+			if err != nil || !bytes.Equal(c, want) {
+				t.Fatalf("value %s, encoding/json %s", c, want)
+			}
+		}
+	})
+}
