@@ -145,11 +145,7 @@ func (fe *fileEdit) emitBlob(s Span, v *Object) ([]byte, error) {
 	default:
 		writeYAMLMapping(&buf, v, 0, false, fe.yamlStyle())
 	}
-	check := buf.Bytes()
-	if fe.layout.Template && fe.layout.Format == FormatYAML {
-		check = append([]byte(nil), check...)
-	}
-	if !sameValue(check, fe.layout.Format, want) {
+	if !sameValue(buf.Bytes(), fe.layout.Format, want) {
 		return nil, fmt.Errorf("%s:%d: cannot write the edited blob so that it reads back unchanged", fe.name, s.Line)
 	}
 	return buf.Bytes(), nil
