@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	yaml3 "go.yaml.in/yaml/v3"
 )
@@ -38,6 +39,10 @@ type fileEdit struct {
 }
 
 var errWhole = errors.New("re-emit the whole blob")
+
+// How often blobs were patched in place or re-emitted whole (tests report
+// it).
+var patchedInPlace, patchedWhole atomic.Int64
 
 func (fe *fileEdit) add(start, end int, text []byte) {
 	fe.seq++
@@ -102,11 +107,13 @@ func (fe *fileEdit) replaceBlob(i int, old, new *Object) error {
 		sp, err = fe.patchYAML(s, old, new)
 	}
 	if err == nil {
+		patchedInPlace.Add(1)
 		for _, x := range sp {
 			fe.add(x.start, x.end, x.text)
 		}
 		return nil
 	}
+	patchedWhole.Add(1)
 	text, err := fe.emitBlob(s, new)
 	if err != nil {
 		return err
@@ -478,6 +485,9 @@ func (fe *fileEdit) patchYAMLList(region []byte, yb *yamlBlob, seq *yaml3.Node, 
 		it := items[0]
 		if p.old >= 0 {
 			it = items[p.old]
+		}
+		if b := buf.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
+			buf.WriteString(fe.layout.Newline) // the list ended the file
 		}
 		writeYAMLItem(&buf, new[j], it.dashCol, it.contentCol, st)
 	}

@@ -299,6 +299,17 @@ properties:
 	}
 }
 
+func TestPatchListAtEndOfFileWithoutNewline(t *testing.T) {
+	in := "schema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.bundle\npackage: foo\nname: foo.v0.1.0\nimage: example.com/foo:v0.1.0\nproperties:\n- {type: olm.package, value: {packageName: foo, version: 0.1.0}}\n---\nschema: olm.bundle\npackage: foo\nname: foo.v0.2.0\nimage: example.com/foo:v0.2.0\nproperties:\n- {type: olm.package, value: {packageName: foo, version: 0.2.0}}\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n- name: foo.v0.1.0"
+	dir := writeCatalog(t, map[string]string{"c.yaml": in})
+	out := editCatalog(t, dir, func(c *Catalog) error {
+		return c.Promote("foo", "foo.v0.2.0", "stable", Edges{}, false)
+	})
+	if want := in + "\n- name: foo.v0.2.0\n  replaces: foo.v0.1.0\n"; out["c.yaml"] != want {
+		t.Errorf("got:\n%q\nwant:\n%q", out["c.yaml"], want)
+	}
+}
+
 func TestSameValueRejectsTrailingJSON(t *testing.T) {
 	if sameValue([]byte(`{"a":1} {"b":2}`), FormatJSON, &Object{Keys: []string{"a"}, Vals: []any{Number("1")}}) {
 		t.Error("trailing value accepted")
