@@ -77,6 +77,10 @@ fuzz: ## run each fuzz target for FUZZTIME
 	$(GO) test -run '^$$' -fuzz '^FuzzFromFBC$$' -fuzztime $(FUZZTIME) ./pkg/template/basic/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/semver/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/substitutes/
+	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
+	$(GO) test -run '^$$' -fuzz '^FuzzScanTemplate$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
+	$(GO) test -run '^$$' -fuzz '^FuzzEmitString$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
+	$(GO) test -run '^$$' -fuzz '^FuzzUnifiedDiff$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
 
 clean:
 	rm -rf bin

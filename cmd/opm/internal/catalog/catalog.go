@@ -12,6 +12,12 @@ import (
 // subcommands lists every `opm catalog` subcommand, one line each.
 var subcommands = []func(*cmdutil.IOStreams, *cmdutil.GlobalOptions) *cobra.Command{
 	// Editing a catalog in place.
+	newPromoteCmd,
+	newSetDefaultChannelCmd,
+	newAddBundleCmd,
+	newRemoveBundleCmd,
+	newPruneCmd,
+	newDeprecateCmd,
 
 	// Composing catalogs.
 }

@@ -3,6 +3,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/cmd/opm/internal/catalog"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/cmd/opm/internal/converttemplate"
 	"github.com/opmkit/opm/cmd/opm/internal/generate"
@@ -37,4 +38,5 @@ var commands = []command{
 	{alpha: true, build: rendertemplate.NewCmd},
 	{alpha: true, build: converttemplate.NewCmd},
 	{build: resolvecmd.NewCmd},
+	{build: catalog.NewCmd},
 }

@@ -1,0 +1,63 @@
+package catalog
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	action "github.com/opmkit/opm/pkg/action/catalogedit"
+	ce "github.com/opmkit/opm/pkg/catalogedit"
+)
+
+func newDeprecateCmd(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command {
+	var f editFlags
+	var opts action.DeprecateOptions
+	cmd := &cobra.Command{
+		Use:   "deprecate package|channel|bundle PACKAGE [NAME...] --message M",
+		Short: "Deprecate a package, channels or bundles",
+		Long: `Write deprecation entries into the package's olm.deprecations blob (created
+beside the package's blobs when it has none). An entry that exists gets the
+new message. --remove takes entries out instead (and the blob with its last
+entry).
+
+  deprecate package PACKAGE                 the whole package
+  deprecate channel PACKAGE CHANNEL...      channels of the package
+  deprecate bundle PACKAGE BUNDLE...        bundles of the package` + editLong,
+		Example: `  opm catalog deprecate channel -C catalog etcd alpha --message 'alpha is no longer updated; use stable'
+  opm catalog deprecate bundle -C catalog etcd etcdoperator.v0.9.0 --message 'upgrade to 0.9.4'
+  opm catalog deprecate bundle -C catalog etcd etcdoperator.v0.9.0 --remove`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			switch args[0] {
+			case ce.TargetPackage:
+				if len(args) != 2 {
+					return cmdutil.FlagErrorf("deprecate package takes the package name only")
+				}
+			case ce.TargetChannel, ce.TargetBundle:
+				if len(args) < 3 {
+					return cmdutil.FlagErrorf("deprecate %s takes the package and at least one %s name", args[0], args[0])
+				}
+			default:
+				return cmdutil.FlagErrorf("unknown deprecation target %q: expected package, channel or bundle", args[0])
+			}
+			if opts.Message == "" && !opts.Remove {
+				return cmdutil.FlagErrorf("--message is required (or --remove)")
+			}
+			if opts.Message != "" && opts.Remove {
+				return cmdutil.FlagErrorf("--message and --remove cannot be used together")
+			}
+			opts.Common, opts.Target, opts.Package, opts.Names = f.common, args[0], args[1], args[2:]
+			res, err := action.Deprecate(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			return printResult(ios, &f, res)
+		},
+	}
+	addEditFlags(cmd, &f)
+	cmd.Flags().StringVar(&opts.Message, "message", "", "the deprecation message")
+	cmd.Flags().BoolVar(&opts.Remove, "remove", false, "remove the deprecations instead")
+	return cmd
+}

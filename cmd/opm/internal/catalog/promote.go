@@ -1,0 +1,49 @@
+package catalog
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	action "github.com/opmkit/opm/pkg/action/catalogedit"
+)
+
+func newPromoteCmd(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command {
+	var f editFlags
+	var opts action.PromoteOptions
+	cmd := &cobra.Command{
+		Use:   "promote PACKAGE BUNDLE --to CHANNEL",
+		Short: "Add an existing bundle to a channel",
+		Long: `Add a bundle the package already has to another channel, with the upgrade
+edge that keeps the channel a single-head graph. By default the new entry
+replaces the channel's head; a bundle older than the head is instead skipped
+by the head (so that its installs upgrade to the head). --replaces, --skips
+and --skip-range set the edges yourself; an edit that would leave two heads
+or strand a bundle is refused. --create adds the channel when the package
+has none of that name.` + editLong,
+		Example: `  opm catalog promote -C catalog etcd etcdoperator.v0.9.4 --to stable
+  opm catalog promote -C catalog etcd etcdoperator.v0.9.4 --to fast --create --skip-range '>=0.9.0 <0.9.4'
+  opm catalog promote -C catalog etcd etcdoperator.v0.9.4 --to stable --dry-run`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			if err := checkEdges(opts.Edges); err != nil {
+				return err
+			}
+			opts.Common = f.common
+			opts.Package, opts.Bundle = args[0], args[1]
+			res, err := action.Promote(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			return printResult(ios, &f, res)
+		},
+	}
+	addEditFlags(cmd, &f)
+	cmd.Flags().StringVar(&opts.Channel, "to", "", "the channel to add the bundle to")
+	cmd.Flags().BoolVar(&opts.Create, "create", false, "create the channel if the package has none of that name")
+	edgeFlags(cmd, &opts.Edges)
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
+}

@@ -1,0 +1,51 @@
+package catalog
+
+import (
+	"github.com/blang/semver/v4"
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	action "github.com/opmkit/opm/pkg/action/catalogedit"
+)
+
+func newPruneCmd(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command {
+	var f editFlags
+	var opts action.PruneOptions
+	cmd := &cobra.Command{
+		Use:   "prune PACKAGE --keep-last N | --before VERSION",
+		Short: "Remove a package's old bundles and re-stitch its channels",
+		Long: `Remove the old bundles of a package: with --keep-last N, every bundle that is
+not among the N newest of at least one of its channels; with --before
+VERSION, every bundle older than VERSION.` + restitchLong + editLong,
+		Example: `  opm catalog prune -C catalog etcd --keep-last 3
+  opm catalog prune -C catalog etcd --before 0.9.2 --dry-run`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("keep-last") && opts.KeepLast < 1 {
+				return cmdutil.FlagErrorf("--keep-last must be at least 1")
+			}
+			if opts.Before != "" {
+				if _, err := semver.Parse(opts.Before); err != nil {
+					return cmdutil.FlagErrorf("invalid --before version %q: %v", opts.Before, err)
+				}
+			}
+			opts.Common, opts.Package = f.common, args[0]
+			res, err := action.Prune(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			return printResult(ios, &f, res)
+		},
+	}
+	addEditFlags(cmd, &f)
+	fl := cmd.Flags()
+	fl.IntVar(&opts.KeepLast, "keep-last", 0, "keep the N newest bundles of each channel")
+	fl.StringVar(&opts.Before, "before", "", "remove the bundles older than this version")
+	fl.BoolVar(&opts.KeepEdges, "keep-edges", false, "keep removed bundles' names in skips, so their installs still upgrade")
+	cmd.MarkFlagsMutuallyExclusive("keep-last", "before")
+	cmd.MarkFlagsOneRequired("keep-last", "before")
+	return cmd
+}

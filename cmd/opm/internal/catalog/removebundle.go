@@ -1,0 +1,58 @@
+package catalog
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	action "github.com/opmkit/opm/pkg/action/catalogedit"
+)
+
+const restitchLong = `
+
+Each channel the bundles leave is re-stitched so that every remaining
+bundle still reaches the head: an entry that replaced a removed bundle now
+replaces what that bundle replaced and skips what it skipped; an entry that
+skipped it now skips those. When the head goes, the newest of the entries
+it replaced or skipped becomes the head and skips the others. Channels left
+empty are removed (not the default channel: that is refused), and so are
+deprecation entries of what is gone.
+
+What the new graph no longer allows is listed as lost upgrade paths. Installs
+of a removed bundle have no upgrade left unless --keep-edges keeps its name
+in the skips of the entries that upgraded from it (OLM matches edges by
+name, so that keeps those installs upgrading).`
+
+func newRemoveBundleCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
+	var f editFlags
+	var opts action.RemoveBundleOptions
+	cmd := &cobra.Command{
+		Use:   "remove-bundle PACKAGE BUNDLE...",
+		Short: "Remove bundles and re-stitch their channels",
+		Long: `Remove bundles from a package: their olm.bundle blobs and their channel
+entries.` + restitchLong + `
+
+In a basic template, a bundle's stub is the one that carries its name, or
+else the one whose image renders to it (the images are pulled).` + editLong,
+		Example: `  opm catalog remove-bundle -C catalog etcd etcdoperator.v0.9.2
+  opm catalog remove-bundle -C catalog etcd etcdoperator.v0.9.2 --keep-edges --dry-run`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			reg, err := g.Registry(ios)
+			if err != nil {
+				return err
+			}
+			opts.Common, opts.Package, opts.Bundles, opts.Registry = f.common, args[0], args[1:], reg
+			res, err := action.RemoveBundle(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			return printResult(ios, &f, res)
+		},
+	}
+	addEditFlags(cmd, &f)
+	cmd.Flags().BoolVar(&opts.KeepEdges, "keep-edges", false, "keep removed bundles' names in skips, so their installs still upgrade")
+	return cmd
+}

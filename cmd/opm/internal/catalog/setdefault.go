@@ -1,0 +1,34 @@
+package catalog
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	action "github.com/opmkit/opm/pkg/action/catalogedit"
+)
+
+func newSetDefaultChannelCmd(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command {
+	var f editFlags
+	cmd := &cobra.Command{
+		Use:   "set-default-channel PACKAGE CHANNEL",
+		Short: "Change the default channel of a package",
+		Long: `Set the defaultChannel of a package's olm.package blob to one of its
+channels.` + editLong,
+		Example: `  opm catalog set-default-channel -C catalog etcd stable`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			res, err := action.SetDefaultChannel(cmd.Context(), action.SetDefaultChannelOptions{
+				Common: f.common, Package: args[0], Channel: args[1],
+			})
+			if err != nil {
+				return err
+			}
+			return printResult(ios, &f, res)
+		},
+	}
+	addEditFlags(cmd, &f)
+	return cmd
+}

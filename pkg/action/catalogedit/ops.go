@@ -1,0 +1,207 @@
+package catalogedit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/blang/semver/v4"
+
+	ce "github.com/opmkit/opm/pkg/catalogedit"
+	"github.com/opmkit/opm/pkg/migrations"
+	"github.com/opmkit/opm/pkg/render"
+)
+
+// PromoteOptions configure Promote.
+type PromoteOptions struct {
+	Common
+	Package string
+	Bundle  string
+	// Channel is the channel to add the bundle to.
+	Channel string
+	// Create creates the channel when the package has none of that name.
+	Create bool
+	Edges  ce.Edges
+}
+
+// Promote adds an existing bundle to a channel, by default replacing the
+// channel's head (or, for a bundle older than the head, letting the head
+// skip it).
+func Promote(ctx context.Context, opts PromoteOptions) (*Result, error) {
+	return run(ctx, "promote", opts.Common, func(_ context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+		return nil, c.Promote(opts.Package, opts.Bundle, opts.Channel, opts.Edges, opts.Create)
+	})
+}
+
+// SetDefaultChannelOptions configure SetDefaultChannel.
+type SetDefaultChannelOptions struct {
+	Common
+	Package string
+	Channel string
+}
+
+// SetDefaultChannel changes a package's default channel.
+func SetDefaultChannel(ctx context.Context, opts SetDefaultChannelOptions) (*Result, error) {
+	return run(ctx, "set-default-channel", opts.Common, func(_ context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+		return nil, c.SetDefaultChannel(opts.Package, opts.Channel)
+	})
+}
+
+// AddBundleOptions configure AddBundle.
+type AddBundleOptions struct {
+	Common
+	// Ref is a bundle directory or a bundle image.
+	Ref string
+	// Channels to add the bundle to (at least one).
+	Channels []string
+	Edges    ce.Edges
+	// Create creates a missing package (its default channel: the first
+	// of Channels) and missing channels.
+	Create bool
+	// MigrateLevel, when set, is the migration level applied to the
+	// rendered bundle; otherwise the bundle follows the package's newest
+	// bundle (olm.csv.metadata or olm.bundle.object).
+	MigrateLevel string
+	// Image sets the bundle's image (for a bundle directory, which has
+	// none).
+	Image    string
+	Registry render.RegistryOptions
+}
+
+// AddBundle renders a bundle and inserts it into its package and channels.
+func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
+	if opts.MigrateLevel != "" {
+		if err := migrations.Check(opts.MigrateLevel); err != nil {
+			return nil, err
+		}
+	}
+	if err := opts.Edges.Check(); err != nil {
+		return nil, err
+	}
+	return run(ctx, "add-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+		if c.Template {
+			if st, err := os.Stat(opts.Ref); err == nil && st.IsDir() {
+				return nil, fmt.Errorf("a basic template lists bundle images; %s is a directory (push it and add its image)", opts.Ref)
+			}
+		}
+		cfg, err := render.Render(ctx, render.Options{
+			Refs:           []string{opts.Ref},
+			AllowedRefMask: render.RefBundleDir | render.RefBundleImage,
+			Registry:       opts.Registry,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("render %s: %w", opts.Ref, err)
+		}
+		if len(cfg.Bundles) != 1 {
+			return nil, fmt.Errorf("render %s: expected one bundle, got %d", opts.Ref, len(cfg.Bundles))
+		}
+		if opts.Image != "" {
+			cfg.Bundles[0].Image = opts.Image
+		}
+		level := opts.MigrateLevel
+		if level == "" && c.UsesCSVMetadata(cfg.Bundles[0].Package) {
+			level = migrations.LevelBundleObjectToCSVMetadata
+		}
+		if level != "" {
+			if err := migrations.Migrate(cfg, level); err != nil {
+				return nil, fmt.Errorf("migrate %s: %w", opts.Ref, err)
+			}
+		}
+		return nil, c.AddBundle(cfg.Bundles[0], opts.Channels, opts.Edges, opts.Create)
+	})
+}
+
+// RemoveBundleOptions configure RemoveBundle.
+type RemoveBundleOptions struct {
+	Common
+	Package string
+	Bundles []string
+	// KeepEdges keeps the removed bundles' names in the skips of the
+	// entries that upgraded from them, so their installs still upgrade.
+	KeepEdges bool
+	// Registry is used to render a template's bundle stubs to find the
+	// ones to remove.
+	Registry render.RegistryOptions
+}
+
+// RemoveBundle removes bundles and re-stitches the channels they were in.
+func RemoveBundle(ctx context.Context, opts RemoveBundleOptions) (*Result, error) {
+	return run(ctx, "remove-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+		return c.RemoveBundles(ctx, opts.Package, opts.Bundles, ce.RemoveOptions{
+			KeepEdges: opts.KeepEdges,
+			Resolve:   stubResolver(opts.Registry),
+		})
+	})
+}
+
+// stubResolver renders a template's bundle stub image to learn its name.
+func stubResolver(reg render.RegistryOptions) ce.StubResolver {
+	return func(ctx context.Context, image string) (string, error) {
+		cfg, err := render.Render(ctx, render.Options{Refs: []string{image}, AllowedRefMask: render.RefBundleImage, Registry: reg})
+		if err != nil {
+			return "", err
+		}
+		if len(cfg.Bundles) != 1 {
+			return "", errors.New("not one bundle")
+		}
+		return cfg.Bundles[0].Name, nil
+	}
+}
+
+// PruneOptions configure Prune.
+type PruneOptions struct {
+	Common
+	Package string
+	// KeepLast keeps the KeepLast newest bundles of each channel.
+	KeepLast int
+	// Before removes the bundles older than this version.
+	Before    string
+	KeepEdges bool
+}
+
+// Prune removes a package's old bundles and re-stitches its channels.
+func Prune(ctx context.Context, opts PruneOptions) (*Result, error) {
+	var before *semver.Version
+	if opts.Before != "" {
+		v, err := semver.Parse(opts.Before)
+		if err != nil {
+			return nil, fmt.Errorf("invalid version %q: %w", opts.Before, err)
+		}
+		before = &v
+	}
+	if (before == nil) == (opts.KeepLast <= 0) {
+		return nil, errors.New("prune needs exactly one of --keep-last N (N > 0) and --before VERSION")
+	}
+	return run(ctx, "prune", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+		names, err := c.PruneSet(opts.Package, opts.KeepLast, before)
+		if err != nil {
+			return nil, err
+		}
+		if len(names) == 0 {
+			return nil, nil
+		}
+		return c.RemoveBundles(ctx, opts.Package, names, ce.RemoveOptions{KeepEdges: opts.KeepEdges})
+	})
+}
+
+// DeprecateOptions configure Deprecate.
+type DeprecateOptions struct {
+	Common
+	// Target is package, channel or bundle.
+	Target  string
+	Package string
+	// Names are the channels or bundles (none for the package).
+	Names   []string
+	Message string
+	// Remove takes the deprecations out instead.
+	Remove bool
+}
+
+// Deprecate writes or updates deprecation entries in the package's
+// olm.deprecations blob.
+func Deprecate(ctx context.Context, opts DeprecateOptions) (*Result, error) {
+	return run(ctx, "deprecate", opts.Common, func(_ context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+		return nil, c.Deprecate(opts.Package, opts.Target, opts.Names, opts.Message, opts.Remove)
+	})
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package catalogedit
+
+const raceEnabled = false
