@@ -14,6 +14,9 @@ var subcommands = []func(*cmdutil.IOStreams, *cmdutil.GlobalOptions) *cobra.Comm
 	// Editing a catalog in place.
 
 	// Composing catalogs.
+	newDiffCmd,
+	newFilterCmd,
+	newMergeCmd,
 }
 
 // NewCmd builds `opm catalog` with every subcommand.
