@@ -50,6 +50,7 @@ fuzz: ## run each fuzz target for FUZZTIME
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./internal/ignore/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFilterConfig$$' -fuzztime $(FUZZTIME) ./pkg/compose/
 
 clean:
 	rm -rf bin

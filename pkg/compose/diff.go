@@ -276,6 +276,16 @@ func Diff(old, cur *Summary, opts DiffOptions) (*Report, error) {
 	}
 	for _, name := range sortedNames(names) {
 		op, np := old.Packages[name], cur.Packages[name]
+		if name == "" {
+			// Blobs of no package are compared as a whole, never added or
+			// removed as a package.
+			if op == nil {
+				op = emptySummary()
+			}
+			if np == nil {
+				np = emptySummary()
+			}
+		}
 		var d *PackageDiff
 		var err error
 		switch {
@@ -296,6 +306,10 @@ func Diff(old, cur *Summary, opts DiffOptions) (*Report, error) {
 	r.count()
 	r.failures()
 	return r, nil
+}
+
+func emptySummary() *PackageSummary {
+	return &PackageSummary{Bundles: map[string]*BundleSummary{}, Deprecations: map[declcfg.PackageScopedReference]string{}, meta: map[string]uint64{}, others: map[string][]uint64{}}
 }
 
 // emptyGraph stands in for a package that has blobs but no graph.
@@ -760,10 +774,11 @@ func equalHashes(a, b []uint64) bool {
 func (r *Report) count() {
 	c := &r.Summary
 	for _, p := range r.Packages {
-		switch p.Change {
-		case Added:
+		switch {
+		case p.Name == "":
+		case p.Change == Added:
 			c.PackagesAdded++
-		case Removed:
+		case p.Change == Removed:
 			c.PackagesRemoved++
 		default:
 			c.PackagesChanged++
@@ -797,7 +812,7 @@ func (r *Report) failures() {
 	for _, p := range r.Packages {
 		if want[FailRemoved] {
 			if p.Change == Removed {
-				add(FailRemoved, p.Name, "package %q was removed (%d channels, %d bundles)", p.Name, len(p.ChannelsRemoved), len(p.BundlesRemoved))
+				add(FailRemoved, p.Name, "package %q was removed (%s, %s)", p.Name, plural(len(p.ChannelsRemoved), "channel", "channels"), plural(len(p.BundlesRemoved), "bundle", "bundles"))
 			} else {
 				for _, c := range p.ChannelsRemoved {
 					add(FailRemoved, p.Name, "package %q: channel %q was removed", p.Name, c.Name)

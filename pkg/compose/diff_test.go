@@ -88,7 +88,7 @@ Summary: packages +1 -1 ~1; channels +2 -2; bundles +3 -2 ~1; entries +1 -1; hea
 		kinds = append(kinds, string(f.Kind)+": "+f.Message)
 	}
 	wantFailures := []string{
-		`removed: package "gone" was removed (1 channels, 1 bundles)`,
+		`removed: package "gone" was removed (1 channel, 1 bundle)`,
 		`removed: package "p": channel "beta" was removed`,
 		`removed: package "p": bundle "p.v1.0.0" (1.0.0) was removed`,
 	}
@@ -200,5 +200,18 @@ func TestFailOnParse(t *testing.T) {
 	}
 	if _, err := ParseFailOn("everything"); err == nil {
 		t.Error("no error")
+	}
+}
+
+func TestDiffBlobsWithoutPackage(t *testing.T) {
+	old := testCatalog("p", "stable", map[string][]string{"stable": {"p.v1.0.0"}})
+	cur := testCatalog("p", "stable", map[string][]string{"stable": {"p.v1.0.0"}})
+	cur.Others = []declcfg.Meta{{Schema: "my.catalog", Name: "info", Blob: json.RawMessage(`{"name":"info","schema":"my.catalog"}`)}}
+	r, text := diffText(t, old, cur, DiffOptions{FailOn: FailOnKinds})
+	if r.Failed() || r.Summary.PackagesChanged != 0 || len(r.Packages) != 1 || r.Packages[0].Change != Changed {
+		t.Errorf("report %+v", r)
+	}
+	if !strings.Contains(text, "~ blobs without a package:\n    + blob my.catalog info\n") {
+		t.Errorf("text:\n%s", text)
 	}
 }

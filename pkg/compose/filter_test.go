@@ -78,7 +78,7 @@ func TestFilterChannels(t *testing.T) {
 			channel: []string{"p.v1.0.0", "p.v2.0.0<p.v1.0.0", "p.v1.5.0", "p.v3.0.0<p.v2.0.0|p.v1.5.0"},
 			sel:     PackageSelection{Name: "p", MaxVersion: "2.9.0"},
 			want:    []string{"p.v1.0.0", "p.v2.0.0<p.v1.0.0"},
-			notes:   []string{`package "p", channel "stable": dropped p.v1.5.0 (1.5.0) although selected: it would be a second head of the channel beside p.v2.0.0 (2.0.0), whose upgrade graph holds more of the kept bundles`},
+			notes:   []string{`package "p", channel "stable": dropped p.v1.5.0 (1.5.0) although selected: without the bundles filtered out it cannot upgrade to p.v2.0.0 (2.0.0), the head kept (the one most kept bundles upgrade to)`},
 		},
 		{
 			name:    "heads only keeps the head as declared",

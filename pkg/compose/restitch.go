@@ -240,8 +240,8 @@ func checkKept(p *graph.PackageGraph, c *graph.ChannelGraph, entries []declcfg.C
 	case errors.As(err, &multi):
 		// Keep the head whose upgrade graph holds the most kept entries
 		// (then the one the kept part of the original chain leads to, then
-		// the newest), and drop the other heads; the entries only they
-		// held become heads in turn and go in the next rounds.
+		// the newest), and drop every entry outside that graph: the other
+		// heads and what only they upgraded.
 		keepHead, best := "", -1
 		for _, h := range multi.Heads {
 			size := len(upgradeGraph(entries, h))
@@ -254,12 +254,13 @@ func checkKept(p *graph.PackageGraph, c *graph.ChannelGraph, entries []declcfg.C
 				keepHead, best = h, size
 			}
 		}
-		for _, h := range multi.Heads {
-			if h != keepHead {
-				drop = append(drop, h)
+		in := upgradeGraph(entries, keepHead)
+		for _, e := range entries {
+			if !in[e.Name] {
+				drop = append(drop, e.Name)
 			}
 		}
-		return drop, fmt.Sprintf("it would be a second head of the channel beside %s, whose upgrade graph holds more of the kept bundles", nodeRef(p, keepHead)), "", nil
+		return drop, fmt.Sprintf("without the bundles filtered out it cannot upgrade to %s, the head kept (the one most kept bundles upgrade to)", nodeRef(p, keepHead)), "", nil
 	case err != nil:
 		return nil, "", "", err
 	}

@@ -107,7 +107,7 @@ is replaced only with --force.`,
 				return err
 			}
 			if outputDir != "" {
-				fmt.Fprintf(ios.ErrOut, "wrote %d packages, %d channels, %d bundles to %s\n", res.Packages, res.Channels, res.Bundles, outputDir)
+				fmt.Fprintf(ios.ErrOut, "wrote %s, %s, %s to %s\n", count(res.Packages, "package"), count(res.Channels, "channel"), count(res.Bundles, "bundle"), outputDir)
 			}
 			return nil
 		},
@@ -122,4 +122,12 @@ is replaced only with --force.`,
 	f.StringVarP(&outputDir, "output-dir", "d", "", "write the result to this directory, one folder per package")
 	f.BoolVar(&force, "force", false, "replace the contents of a non-empty --output-dir")
 	return cmd
+}
+
+// count is "1 package", "2 packages".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

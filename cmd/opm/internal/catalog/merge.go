@@ -75,7 +75,7 @@ is replaced only with --force.`,
 				fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
 			}
 			if outputDir != "" {
-				fmt.Fprintf(ios.ErrOut, "wrote %d packages from %d catalogs to %s\n", res.Packages, len(args), outputDir)
+				fmt.Fprintf(ios.ErrOut, "wrote %s from %s to %s\n", count(res.Packages, "package"), count(len(args), "catalog"), outputDir)
 			}
 			return nil
 		},
