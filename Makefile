@@ -81,6 +81,7 @@ fuzz: ## run each fuzz target for FUZZTIME
 	$(GO) test -run '^$$' -fuzz '^FuzzScanTemplate$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
 	$(GO) test -run '^$$' -fuzz '^FuzzEmitString$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnifiedDiff$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFilterConfig$$' -fuzztime $(FUZZTIME) ./pkg/compose/
 
 clean:
 	rm -rf bin

@@ -128,29 +128,7 @@ func (c *Channel) ReplacesChain() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := c.index()
-	skipped := c.skipped()
-	chain := []string{head}
-	pos := map[string]int{head: 0}
-	cur := c.Entries[idx[head]]
-	for {
-		next := cur.Replaces
-		if i, ok := pos[next]; ok {
-			path := append(append([]string(nil), chain[i:]...), next)
-			return nil, &CycleError{Path: path}
-		}
-		if skipped[next] {
-			break
-		}
-		i, ok := idx[next]
-		if !ok {
-			break
-		}
-		pos[next] = len(chain)
-		chain = append(chain, next)
-		cur = c.Entries[i]
-	}
-	return chain, nil
+	return c.ChainFrom(head)
 }
 
 // Stranded returns the entries that are neither on the replaces chain nor

@@ -20,6 +20,9 @@ var subcommands = []func(*cmdutil.IOStreams, *cmdutil.GlobalOptions) *cobra.Comm
 	newDeprecateCmd,
 
 	// Composing catalogs.
+	newDiffCmd,
+	newFilterCmd,
+	newMergeCmd,
 }
 
 // NewCmd builds `opm catalog` with every subcommand.

@@ -1,0 +1,106 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	diffaction "github.com/opmkit/opm/pkg/action/diff"
+	"github.com/opmkit/opm/pkg/compose"
+	"github.com/opmkit/opm/pkg/graph"
+)
+
+func newDiffCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
+	var (
+		output    string
+		failOn    []string
+		fragment  bool
+		packages  []string
+		semantics string
+	)
+	cmd := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Show what changed between two catalogs, and gate CI on removals",
+		Long: `Compare two catalogs (directories, files, catalog images, or - for standard
+input) package by package: packages, channels and bundles added or removed,
+default channels changed, channel heads moved, upgrade edges added or
+removed, bundles whose image, related images or properties changed, and
+upgrade paths lost: a bundle that could upgrade to the head of its channel in
+OLD and cannot in NEW (OLM classic semantics unless --semantics v1, which
+aims for the newest version of the channel instead).
+
+With --fragment, NEW holds only some packages (a fragment meant to replace
+them in OLD): only those packages are compared, and the others are not
+reported as removed.
+
+--fail-on makes the command exit 1, after printing the report and the
+reasons, when a change of a listed kind is found:
+  removed  a package, channel or bundle was removed, or a channel no longer
+           lists a bundle
+  heads    a channel head moved to a bundle that is not newer, or the channel
+           no longer has a single head
+  paths    an upgrade path to the head was lost`,
+		Example: `  opm catalog diff old-catalog/ new-catalog/
+  opm catalog diff quay.io/acme/index:v1 ./catalog -o json | jq '.summary'
+  opm catalog diff index/ my-operator/catalog.yaml --fragment --fail-on removed,heads,paths`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cmdutil.CheckOutput(output, "text", "json"); err != nil {
+				return err
+			}
+			var kinds []compose.FailOn
+			for _, f := range failOn {
+				k, err := compose.ParseFailOn(f)
+				if err != nil {
+					return &cmdutil.FlagError{Err: err}
+				}
+				kinds = append(kinds, k)
+			}
+			sem, err := graph.ParseSemantics(semantics)
+			if err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			reg, err := g.Registry(ios)
+			if err != nil {
+				return err
+			}
+			rep, err := diffaction.Run(cmd.Context(), diffaction.Options{
+				Old: args[0], New: args[1],
+				Fragment:  fragment,
+				Packages:  packages,
+				Semantics: sem,
+				FailOn:    kinds,
+				Stdin:     ios.In,
+				Registry:  reg,
+			})
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				err = cmdutil.WriteJSON(ios.Out, rep)
+			} else {
+				err = compose.WriteDiffText(ios.Out, rep)
+			}
+			if err != nil {
+				return err
+			}
+			if rep.Failed() {
+				msgs := make([]string, len(rep.Failures))
+				for i, f := range rep.Failures {
+					msgs[i] = fmt.Sprintf("[%s] %s", f.Kind, f.Message)
+				}
+				return fmt.Errorf("--fail-on %s: %d %s:\n  %s", strings.Join(failOn, ","), len(msgs), map[bool]string{true: "change", false: "changes"}[len(msgs) == 1], strings.Join(msgs, "\n  "))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&output, "output", "o", "text", "output format (text|json)")
+	f.StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a change of these kinds is found (removed,heads,paths)")
+	f.BoolVar(&fragment, "fragment", false, "NEW holds only some packages: compare those, do not report the others as removed")
+	f.StringSliceVarP(&packages, "package", "p", nil, "compare only this package (repeatable)")
+	f.StringVar(&semantics, "semantics", string(graph.Classic), "upgrade semantics for lost paths (classic|v1)")
+	return cmd
+}

@@ -1,0 +1,59 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/render"
+)
+
+// StdinName names standard input in positions and messages.
+const StdinName = "<stdin>"
+
+// LoadOptions configure [Load].
+type LoadOptions struct {
+	// Stdin is read for the reference "-".
+	Stdin io.Reader
+	// Registry configures pulls of catalog images.
+	Registry render.RegistryOptions
+}
+
+// looksLikePath reports whether ref is written as a path, so that it
+// cannot be an image reference.
+func looksLikePath(ref string) bool {
+	return strings.HasPrefix(ref, ".") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "~") || strings.HasSuffix(ref, "/")
+}
+
+// Load reads a catalog reference: "-" (a JSON or YAML stream on
+// Stdin), a regular file (one FBC file, such as a package's fragment), a
+// directory (a file-based catalog), or a catalog image. Directories and
+// images go through pkg/render, so the blobs are those `opm render` gives.
+func Load(ctx context.Context, ref string, opts LoadOptions) (*declcfg.DeclarativeConfig, error) {
+	if ref == "-" {
+		if opts.Stdin == nil {
+			return nil, errors.New("no standard input to read")
+		}
+		return declcfg.LoadReader(opts.Stdin, StdinName)
+	}
+	st, err := os.Stat(ref)
+	if err == nil && st.Mode().IsRegular() {
+		f, err := os.Open(ref)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return declcfg.LoadReader(f, ref)
+	}
+	if err != nil && looksLikePath(ref) {
+		return nil, err // a mistyped path, not an image to pull
+	}
+	return render.Render(ctx, render.Options{
+		Refs:           []string{ref},
+		AllowedRefMask: render.RefDCDir | render.RefDCImage,
+		Registry:       opts.Registry,
+	})
+}
