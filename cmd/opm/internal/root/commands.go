@@ -11,6 +11,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/migrate"
 	"github.com/opmkit/opm/cmd/opm/internal/render"
 	"github.com/opmkit/opm/cmd/opm/internal/rendergraph"
+	"github.com/opmkit/opm/cmd/opm/internal/serve"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
 )
@@ -31,4 +32,5 @@ var commands = []command{
 	{alpha: true, build: rendergraph.NewCmd},
 	{build: graphcmd.NewCmd},
 	{build: validatecmd.NewCmd},
+	{build: serve.NewCmd},
 }
