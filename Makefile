@@ -27,13 +27,13 @@ demo: build ## render and validate the example catalog
 test: lint unit conformance ## everything CI runs: lint, unit and script tests (race detector), conformance
 
 unit: ## unit, fuzz-corpus and txtar script tests with the race detector
-	$(GO) test -race -count=1 -skip '^TestConformance$$' ./...
+	$(GO) test -race -count=1 -skip '^TestConformance' ./...
 
 conformance: ## compare with upstream opm on ../shared/conformance (skips if absent); prints N of M per run kind
 	@mkdir -p bin
-	@OPM_CONFORMANCE_SUMMARY=$(CURDIR)/bin/conformance-summary.txt $(GO) test -count=1 -v -run '^TestConformance$$' ./internal/conformance > bin/conformance.log 2>&1; \
+	@OPM_CONFORMANCE_SUMMARY=$(CURDIR)/bin/conformance-summary.txt $(GO) test -count=1 -v -run '^TestConformance' ./internal/conformance > bin/conformance.log 2>&1; \
 	status=$$?; \
-	grep -E -e '--- SKIP|conformance suite not found' -e '^\s+conformance_test.go:[0-9]+: [a-z]+/.*: ' bin/conformance.log | grep -v 'not reproduced (not required)' | head -40; \
+	grep -E -e '--- SKIP|conformance suite not found' -e '^\s+(conformance|serve)_test.go:[0-9]+: [a-z]+/.*: ' bin/conformance.log | grep -v 'not reproduced (not required)' | head -40; \
 	sed -n '/^not reproduced:/q;p' bin/conformance-summary.txt 2>/dev/null; \
 	tail -n 1 bin/conformance.log; \
 	exit $$status
@@ -44,12 +44,15 @@ lint: ## gofmt and go vet
 
 bench: build ## generated large catalogs: time, MB/s and peak RSS; plus Go benchmarks
 	bash hack/bench.sh
+	bash hack/bench-serve.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/declcfg/
 
 fuzz: ## run each fuzz target for FUZZTIME
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
 	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./internal/ignore/
+	$(GO) test -run '^$$' -fuzz '^FuzzWalkFile$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalIndex$$' -fuzztime $(FUZZTIME) ./pkg/serve/
 
 clean:
 	rm -rf bin
