@@ -325,6 +325,9 @@ func (x *Index) check() error {
 			if c.Head < -1 || int(c.Head) >= len(x.records) {
 				return bad("channel %q of %q: head out of range", c.Name, p.Name)
 			}
+			if h := c.Head; h >= 0 && (int(x.records[h].Package) != i || int(x.records[h].Channel) != ci) {
+				return bad("channel %q of %q: head in another channel", c.Name, p.Name)
+			}
 			for ri, r := range c.Records {
 				if r < 0 || int(r) >= len(x.records) {
 					return bad("channel %q of %q: record out of range", c.Name, p.Name)
