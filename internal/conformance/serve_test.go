@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -551,4 +552,42 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// TestConformanceServeHTTP checks catalogd's HTTP API against the one
+// recorded answer the suite has: catalogd-test-catalog's
+// input/expected_all.json is catalogd's /api/v1/all for its catalog.
+func TestConformanceServeHTTP(t *testing.T) {
+	suite, err := suiteDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := filepath.Join(suite, "catalog", "catalogd-test-catalog", "input")
+	want, err := os.ReadFile(filepath.Join(input, "expected_all.json"))
+	if err != nil {
+		t.Skipf("conformance suite not found at %s (it lives in ../shared beside the repository); skipping", suite)
+	}
+	p := startServe(t, input, "--http-addr", "127.0.0.1:0")
+	if conn := p.waitHealthy(t); conn == nil {
+		t.Fatalf("not healthy: %s", lastLine(p.output()))
+	}
+	m := regexp.MustCompile(`msg="serving registry".* http=(\S+)`).FindStringSubmatch(p.output())
+	if m == nil {
+		t.Fatalf("no HTTP address in the log: %s", p.output())
+	}
+	resp, err := http.Get("http://" + m[1] + "/api/v1/all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !bytes.Equal(got, want) {
+		t.Errorf("/api/v1/all: %d, differs from expected_all.json at %s", resp.StatusCode, firstDiff(got, want))
+	}
+	if code := p.stop(); code != 0 {
+		t.Errorf("exit code %d after SIGTERM", code)
+	}
 }
