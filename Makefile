@@ -65,6 +65,7 @@ $(STATICCHECK):
 
 bench: build ## generated large catalogs: time, MB/s and peak RSS; plus Go benchmarks
 	bash hack/bench.sh
+	bash hack/bench-serve.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/declcfg/
 
 fuzz: ## run each fuzz target for FUZZTIME
@@ -82,6 +83,8 @@ fuzz: ## run each fuzz target for FUZZTIME
 	$(GO) test -run '^$$' -fuzz '^FuzzEmitString$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnifiedDiff$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFilterConfig$$' -fuzztime $(FUZZTIME) ./pkg/compose/
+	$(GO) test -run '^$$' -fuzz '^FuzzWalkFile$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalIndex$$' -fuzztime $(FUZZTIME) ./pkg/serve/
 
 clean:
 	rm -rf bin

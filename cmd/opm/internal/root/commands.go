@@ -15,6 +15,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/rendergraph"
 	"github.com/opmkit/opm/cmd/opm/internal/rendertemplate"
 	resolvecmd "github.com/opmkit/opm/cmd/opm/internal/resolve"
+	"github.com/opmkit/opm/cmd/opm/internal/serve"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
 )
@@ -39,4 +40,5 @@ var commands = []command{
 	{alpha: true, build: converttemplate.NewCmd},
 	{build: resolvecmd.NewCmd},
 	{build: catalog.NewCmd},
+	{build: serve.NewCmd},
 }
