@@ -5,9 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 )
 
@@ -20,12 +20,6 @@ type LoadOptions struct {
 	Stdin io.Reader
 	// Registry configures pulls of catalog images.
 	Registry render.RegistryOptions
-}
-
-// looksLikePath reports whether ref is written as a path, so that it
-// cannot be an image reference.
-func looksLikePath(ref string) bool {
-	return strings.HasPrefix(ref, ".") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "~") || strings.HasSuffix(ref, "/")
 }
 
 // Load reads a catalog reference: "-" (a JSON or YAML stream on
@@ -48,7 +42,7 @@ func Load(ctx context.Context, ref string, opts LoadOptions) (*declcfg.Declarati
 		defer f.Close()
 		return declcfg.LoadReader(f, ref)
 	}
-	if err != nil && looksLikePath(ref) {
+	if err != nil && image.IsPath(ref) {
 		return nil, err // a mistyped path, not an image to pull
 	}
 	return render.Render(ctx, render.Options{

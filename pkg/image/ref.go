@@ -80,11 +80,11 @@ func (e *PathError) Error() string {
 func (e *PathError) Unwrap() error { return e.Err }
 
 // IsPath reports whether ref is written as a filesystem path rather than an
-// image reference: it starts with "/", "./", "../" or "~", is "." or "..",
-// or names an existing file or directory.
+// image reference: it starts with "/", "./", "../" or "~", ends with "/",
+// is "." or "..", or names an existing file or directory.
 func IsPath(ref string) bool {
 	if ref == "." || ref == ".." || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "./") ||
-		strings.HasPrefix(ref, "../") || strings.HasPrefix(ref, "~") {
+		strings.HasPrefix(ref, "../") || strings.HasPrefix(ref, "~") || strings.HasSuffix(ref, "/") {
 		return true
 	}
 	_, err := os.Lstat(ref)

@@ -23,8 +23,9 @@ const (
 	DatabaseLabel = "operators.operatorframework.io.index.database.v1"
 )
 
-// imageOptions turns registry options into image.Open options.
-func imageOptions(r RegistryOptions) []image.Option {
+// ImageOptions turns registry options into image.Open (or
+// image.NewSession) options.
+func (r RegistryOptions) ImageOptions() []image.Option {
 	return []image.Option{
 		image.WithSkipTLSVerify(r.SkipTLSVerify),
 		image.WithUseHTTP(r.UseHTTP),
@@ -62,7 +63,7 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 	if session != nil {
 		img, err = session.Open(ctx, ref)
 	} else {
-		img, err = image.Open(ctx, ref, imageOptions(opts.Registry)...)
+		img, err = image.Open(ctx, ref, opts.Registry.ImageOptions()...)
 	}
 	if err != nil {
 		return rendered{}, err
@@ -188,7 +189,7 @@ func prefetchImages(ctx context.Context, opts Options) *imageCache {
 		return nil
 	}
 	opts.AllowedRefMask = mask
-	c := &imageCache{session: image.NewSession(imageOptions(opts.Registry)...)}
+	c := &imageCache{session: image.NewSession(opts.Registry.ImageOptions()...)}
 	if len(refs) > 1 {
 		c.renderedAhead = renderAhead(ctx, refs, 4, func(ctx context.Context, ref string) (rendered, error) {
 			return renderImageWith(ctx, ref, opts, c.session)

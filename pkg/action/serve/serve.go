@@ -21,7 +21,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	runtimepprof "runtime/pprof"
-	"strings"
 	"sync"
 	"time"
 
@@ -202,7 +201,7 @@ func resolveCatalog(ctx context.Context, opts Options, log *slog.Logger) (dir, n
 		}
 		return opts.Ref, filepath.ToSlash(filepath.Clean(opts.Ref)), noop, nil
 	}
-	if looksLikePath(opts.Ref) {
+	if image.IsPath(opts.Ref) {
 		return "", "", noop, statErr
 	}
 	log.Info("pulling catalog image", "image", opts.Ref)
@@ -219,23 +218,10 @@ func resolveCatalog(ctx context.Context, opts Options, log *slog.Logger) (dir, n
 	return d, opts.Ref, cleanup, nil
 }
 
-// looksLikePath reports whether ref can only be meant as a path.
-func looksLikePath(ref string) bool {
-	return ref == "." || ref == ".." || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "./") ||
-		strings.HasPrefix(ref, "../") || strings.HasPrefix(ref, "~")
-}
-
 // extractCatalogImage pulls ref, checks that it is a catalog image and
 // extracts its configs directory under tmp.
 func extractCatalogImage(ctx context.Context, ref, tmp string, reg render.RegistryOptions) (string, error) {
-	img, err := image.Open(ctx, ref,
-		image.WithSkipTLSVerify(reg.SkipTLSVerify),
-		image.WithUseHTTP(reg.UseHTTP),
-		image.WithCAFile(reg.CAFile),
-		image.WithCacheDir(reg.CacheDir),
-		image.WithPlatform(reg.Platform),
-		image.WithProgress(reg.Progress),
-	)
+	img, err := image.Open(ctx, ref, reg.ImageOptions()...)
 	if err != nil {
 		return "", err
 	}
