@@ -37,13 +37,6 @@ import (
 	"time"
 )
 
-// notYetConverted lists doc files owned by work in progress elsewhere that
-// do not follow the convention yet; each is skipped with its reason. Remove
-// an entry as soon as its file is converted.
-var notYetConverted = map[string]string{
-	"docs/images.md": "owned by the image helper, who converts it to the convention (norun on its registry examples, text on its output blocks)",
-}
-
 // blockTimeout bounds one block.
 const blockTimeout = 2 * time.Minute
 
@@ -188,9 +181,6 @@ func TestDocs(t *testing.T) {
 	}
 	for _, name := range docFiles(t) {
 		t.Run(name, func(t *testing.T) {
-			if why, ok := notYetConverted[name]; ok {
-				t.Skipf("not yet converted: %s", why)
-			}
 			data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(name)))
 			if err != nil {
 				t.Fatal(err)
