@@ -1,13 +1,9 @@
 package fsutil
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 )
 
 // ReplaceDir replaces the contents of the existing directory dir with a
@@ -15,6 +11,11 @@ import (
 // yet, beside dir). The new tree is moved into place only once complete,
 // with dir's permissions; if anything fails, dir is left as it was. A
 // symlink to a directory is followed: its target is replaced.
+//
+// The new and the old tree live inside a private directory beside dir
+// (MkdirUnique creates it, so no other process can hold its name), which
+// is removed at the end; it is kept only when restoring the old tree
+// failed, since it then holds the previous contents.
 func ReplaceDir(dir string, write func(staging string) error) error {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -31,48 +32,36 @@ func ReplaceDir(dir string, write func(staging string) error) error {
 	if parent == "" {
 		parent = "."
 	}
-	staging, err := freeName(parent, "."+base+".new-")
+	work, err := MkdirUnique(parent, "."+base+".replace-")
 	if err != nil {
 		return err
 	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = os.RemoveAll(work)
+		}
+	}()
+	staging, backup := filepath.Join(work, "new"), filepath.Join(work, "old")
 	if err := write(staging); err != nil {
-		_ = os.RemoveAll(staging)
 		return err
 	}
 	if err := os.Chmod(staging, st.Mode().Perm()); err != nil {
-		_ = os.RemoveAll(staging)
-		return err
-	}
-	backup, err := freeName(parent, "."+base+".old-")
-	if err != nil {
-		_ = os.RemoveAll(staging)
 		return err
 	}
 	if err := os.Rename(real, backup); err != nil {
-		_ = os.RemoveAll(staging)
 		return err
 	}
 	if err := os.Rename(staging, real); err != nil {
 		if rerr := os.Rename(backup, real); rerr != nil {
+			keep = true
 			return fmt.Errorf("%w (and restoring the previous contents from %s failed: %v)", err, backup, rerr)
 		}
-		_ = os.RemoveAll(staging)
 		return err
 	}
-	if err := os.RemoveAll(backup); err != nil {
+	if err := os.RemoveAll(work); err != nil {
+		keep = true
 		return fmt.Errorf("removing the previous contents (%s): %w", backup, err)
 	}
 	return nil
-}
-
-// freeName returns a path in parent, starting with prefix, that does not
-// exist yet.
-func freeName(parent, prefix string) (string, error) {
-	for range 100 {
-		name := filepath.Join(parent, prefix+strconv.FormatUint(rand.Uint64(), 36))
-		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			return name, nil
-		}
-	}
-	return "", fmt.Errorf("cannot find a free temporary name in %s", parent)
 }

@@ -8,8 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/action"
@@ -85,7 +83,9 @@ func Run(ctx context.Context, o Options) error {
 	if empty {
 		err = declcfg.WriteFS(*cfg, o.OutputDir, o.Format)
 	} else {
-		err = replace(*cfg, o.OutputDir, o.Format)
+		err = fsutil.ReplaceDir(o.OutputDir, func(staging string) error {
+			return declcfg.WriteFS(*cfg, staging, o.Format)
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("writing %q: %w", o.OutputDir, err)
@@ -104,58 +104,4 @@ func isEmptyOrAbsent(dir string) (bool, error) {
 		return false, fmt.Errorf("output dir: %w", err)
 	}
 	return empty, nil
-}
-
-// replace writes cfg as a new tree beside dir, then swaps it with dir and
-// removes the old tree. If the swap fails, dir is restored. A symlink to a
-// directory is followed, so its target is what gets replaced.
-//
-// The new and the old tree live inside a private directory beside dir
-// (fsutil.MkdirUnique creates it, so no other process can hold its name),
-// which is removed at the end.
-func replace(cfg declcfg.DeclarativeConfig, dir string, format declcfg.Format) error {
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return err
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return err
-	}
-	parent, base := filepath.Split(filepath.Clean(real))
-	if parent == "" {
-		parent = "."
-	}
-	work, err := fsutil.MkdirUnique(parent, "."+base+".migrate-")
-	if err != nil {
-		return err
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			_ = os.RemoveAll(work)
-		}
-	}()
-	staging, backup := filepath.Join(work, "new"), filepath.Join(work, "old")
-	if err := declcfg.WriteFS(cfg, staging, format); err != nil {
-		return err
-	}
-	// Keep the replaced directory's permissions.
-	if err := os.Chmod(staging, st.Mode().Perm()); err != nil {
-		return err
-	}
-	if err := os.Rename(real, backup); err != nil {
-		return err
-	}
-	if err := os.Rename(staging, real); err != nil {
-		if rerr := os.Rename(backup, real); rerr != nil {
-			keep = true // it holds the previous contents
-			return fmt.Errorf("%w (and restoring the previous contents from %s failed: %v)", err, backup, rerr)
-		}
-		return err
-	}
-	if err := os.RemoveAll(work); err != nil {
-		return fmt.Errorf("removing the previous contents (%s): %w", backup, err)
-	}
-	return nil
 }
