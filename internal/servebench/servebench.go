@@ -72,9 +72,7 @@ func NewPlan(ctx context.Context, conn grpc.ClientConnInterface) (*Plan, error) 
 			p.replaces = append(p.replaces, &api.GetReplacementRequest{CsvName: b.Replaces, PkgName: b.PackageName, ChannelName: b.ChannelName})
 			p.csvNames = append(p.csvNames, b.Replaces)
 		}
-		for _, g := range b.ProvidedApis {
-			p.gvks = append(p.gvks, g)
-		}
+		p.gvks = append(p.gvks, b.ProvidedApis...)
 	})
 	if err != nil {
 		return nil, err
@@ -150,6 +148,7 @@ var mix = []call{
 		return err
 	}},
 	{"GetBundleForChannel", 15, func(ctx context.Context, c api.RegistryClient, _ grpc_health_v1.HealthClient, r *rand.Rand, p *Plan) error {
+		//lint:ignore SA1019 the server implements the deprecated RPC, and OLM's resolver still calls it
 		_, err := c.GetBundleForChannel(ctx, pick(r, p.channels))
 		return err
 	}},

@@ -184,14 +184,6 @@ func entriesOf(o *Object) []any {
 	return a
 }
 
-// entryName returns the name of an entry value.
-func entryName(v any) string {
-	if o, ok := v.(*Object); ok {
-		return o.String("name")
-	}
-	return ""
-}
-
 // setEntry writes a typed entry's edges into an entry value, leaving its
 // other keys alone.
 func setEntry(o *Object, e declcfg.ChannelEntry) {

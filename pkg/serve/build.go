@@ -556,7 +556,7 @@ func dependencies(props []property.Property) ([]KV, error) {
 				return nil, err
 			}
 			g := parsed.GVKsRequired[0]
-			v, err := property.MarshalNoEscape(property.GVK{Group: g.Group, Kind: g.Kind, Version: g.Version})
+			v, err := property.MarshalNoEscape(property.GVK(g))
 			if err != nil {
 				return nil, err
 			}

@@ -116,6 +116,7 @@ func TestRegistryRPCs(t *testing.T) {
 	_, err = c.GetBundle(ctx, &api.GetBundleRequest{PkgName: "foo", ChannelName: "fast", CsvName: "foo.v1.0.0"})
 	wantStatus(t, err, codes.Unknown, `package "foo", channel "fast", bundle "foo.v1.0.0" not found`)
 
+	//lint:ignore SA1019 the server implements the deprecated RPC; this tests it
 	b, err = c.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: "foo", ChannelName: "fast"})
 	if err != nil || b.CsvName != "foo.v1.2.0" || b.Replaces != "" {
 		t.Errorf("GetBundleForChannel: %v %v", b, err)

@@ -237,7 +237,7 @@ func (x *Index) Objects(b *Bundle) (objects []string, csvJSON string, err error)
 			}
 		}
 		for _, ri := range b.RelatedImages {
-			in.RelatedImages = append(in.RelatedImages, csvRelatedImage{Name: ri.Name, Image: ri.Image})
+			in.RelatedImages = append(in.RelatedImages, csvRelatedImage(ri))
 		}
 		csv, err := synthesizeCSV(meta, in)
 		if err != nil {
