@@ -75,7 +75,7 @@ func decodeJSONStream(data []byte, file string, lines *lineIndex, fn docFunc) (i
 					errOff = off + int(se.Offset) - 1
 				}
 				line, col := lines.pos(errOff)
-				return -1, &LoadError{Pos: Position{File: file, Line: line, Col: col}, Err: err}
+				return -1, &LoadError{Pos: Position{File: file, Line: line, Column: col}, Err: err}
 			}
 			return consumed, nil
 		}

@@ -236,7 +236,7 @@ func LoadFile(fsys fs.FS, p string) (*DeclarativeConfig, error) {
 func decodeConfig(data []byte, name string) (*DeclarativeConfig, error) {
 	cfg := &DeclarativeConfig{}
 	err := decodeStream(data, name, func(n normalized, line, col int) error {
-		pos := Position{File: name, Line: line, Col: col}
+		pos := Position{File: name, Line: line, Column: col}
 		if err := cfg.addBlob(n, pos); err != nil {
 			return &LoadError{Pos: pos, Err: err}
 		}
