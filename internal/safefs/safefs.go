@@ -246,6 +246,15 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err := f.ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Look before opening, as Open does: a FIFO named like a directory
+	// must not block.
+	st, err := fs.Stat(f.fsys, name)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	if !st.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
+	}
 	entries, err := fs.ReadDir(f.fsys, name)
 	if err != nil {
 		return nil, pathError("readdir", name, err)

@@ -1,10 +1,9 @@
 package bundle
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -78,7 +77,7 @@ func FuzzParseFS(f *testing.F) {
 			"metadata/annotations.yaml":  {Data: annotations},
 			"metadata/dependencies.yaml": {Data: extra},
 		}
-		b, err := ParseFS(fsys)
+		b, err := ParseFS(context.Background(), fsys)
 		if err != nil {
 			return
 		}
@@ -87,50 +86,6 @@ func FuzzParseFS(f *testing.F) {
 		}
 		if _, err := b.PackageProperty(); err != nil {
 			t.Fatalf("Declcfg succeeded but PackageProperty failed: %v", err)
-		}
-	})
-}
-
-// refFirstYAMLDocument is a line-by-line transcription of the k8s
-// YAMLReader (LineReader + separator handling) used to check the faster
-// firstYAMLDocument.
-func refFirstYAMLDocument(data []byte) ([]byte, error) {
-	var buf []byte
-	for len(data) > 0 {
-		var line []byte
-		if i := strings.IndexByte(string(data), '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-			line = []byte(strings.TrimSuffix(string(line), "\r"))
-		} else {
-			line, data = data, nil
-		}
-		if strings.HasPrefix(string(line), "---") {
-			trimmed := strings.TrimSpace(string(line[3:]))
-			if len(trimmed) > 0 && trimmed[0] != '#' {
-				return nil, errors.New("invalid separator")
-			}
-			if len(buf) != 0 {
-				return buf, nil
-			}
-		}
-		buf = append(append(buf, line...), '\n')
-	}
-	if len(buf) == 0 {
-		return nil, errNoDocument
-	}
-	return buf, nil
-}
-
-// FuzzFirstYAMLDocument checks firstYAMLDocument against the reference.
-func FuzzFirstYAMLDocument(f *testing.F) {
-	for _, s := range []string{"a: 1\n---\nb: 2\n", "---\r\na\r\n---", "\n---\n", "---", "a\n---x\n", "x\r", "a\n--- #c\n"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := firstYAMLDocument(data)
-		want, werr := refFirstYAMLDocument(data)
-		if (err != nil) != (werr != nil) || string(got) != string(want) {
-			t.Fatalf("firstYAMLDocument(%q) = %q, %v; want %q, %v", data, got, err, want, werr)
 		}
 	})
 }

@@ -24,7 +24,20 @@ func renderBundleDir(ctx context.Context, dir string, opts Options, pre *rendere
 	if r, ok := pre.take(dir); ok {
 		return r.cfg, r.err
 	}
-	return RenderBundleFS(ctx, os.DirFS(dir), "", opts)
+	return renderBundleDirNow(ctx, dir, opts)
+}
+
+// renderBundleDirNow parses the bundle directory dir (every name resolved
+// inside it: a link leading out is an error) and renders it.
+func renderBundleDirNow(ctx context.Context, dir string, opts Options) (*declcfg.DeclarativeConfig, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := bundle.ParseDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return renderParsedBundle(b, "", opts)
 }
 
 // prefetchBundleDirs renders every bundle directory among opts.Refs
@@ -49,7 +62,7 @@ func prefetchBundleDirs(ctx context.Context, opts Options) *renderedAhead {
 		return nil
 	}
 	return renderAhead(ctx, dirs, runtime.GOMAXPROCS(0), func(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
-		return RenderBundleFS(ctx, os.DirFS(dir), "", opts)
+		return renderBundleDirNow(ctx, dir, opts)
 	})
 }
 
@@ -75,10 +88,15 @@ func RenderBundleFS(ctx context.Context, fsys fs.FS, image string, opts Options)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := bundle.ParseFS(fsys)
+	b, err := bundle.ParseFS(ctx, fsys)
 	if err != nil {
 		return nil, err
 	}
+	return renderParsedBundle(b, image, opts)
+}
+
+// renderParsedBundle is RenderBundleFS after the parse.
+func renderParsedBundle(b *bundle.Bundle, image string, opts Options) (*declcfg.DeclarativeConfig, error) {
 	if image == "" && opts.ImageRefTemplate != nil {
 		pkg, err := b.PackageProperty()
 		if err != nil {
