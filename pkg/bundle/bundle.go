@@ -245,10 +245,10 @@ func (b *Bundle) addManifests(ctx context.Context, fsys *safefs.FS) error {
 		b.Objects = append(b.Objects, o)
 	}
 	if len(b.Objects) == 0 {
-		return errors.New("manifests: no bundle objects found")
+		return b.withSkipped(errors.New("manifests: no bundle objects found"))
 	}
 	if b.CSV == nil {
-		return errors.New("manifests: no csv in bundle")
+		return b.withSkipped(errors.New("manifests: no csv in bundle"))
 	}
 	provided, err := b.providedAPIs()
 	if err != nil {
@@ -275,6 +275,21 @@ func (b *Bundle) addManifests(ctx context.Context, fsys *safefs.FS) error {
 		}
 	}
 	return nil
+}
+
+// withSkipped adds to err the manifests that could not be decoded (which
+// upstream only logs): they are often why the bundle has no CSV.
+func (b *Bundle) withSkipped(err error) error {
+	var skipped []string
+	for _, w := range b.Warnings {
+		if strings.Contains(w, ": failed to decode manifest: ") {
+			skipped = append(skipped, w)
+		}
+	}
+	if len(skipped) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (skipped %s)", err, strings.Join(skipped, "; "))
 }
 
 // splitCRDName splits "plural.group" at the first dot.

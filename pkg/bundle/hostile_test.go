@@ -202,7 +202,7 @@ func TestDeepNesting(t *testing.T) {
 		// Upstream skips a metadata file it cannot decode, silently.
 		{"Properties", "metadata/properties.yaml", "properties:\n- type: x\n  value: " + deepJSON(20000) + "\n", "-"},
 		{"Annotations", "metadata/annotations.yaml", "annotations: " + deepJSON(20000) + "\n", "metadata: Could not find annotations file"},
-		{"CSV", "manifests/foo.csv.yaml", testCSV + "  x: " + deepJSON(20000) + "\n", "manifests: no csv in bundle"},
+		{"CSV", "manifests/foo.csv.yaml", testCSV + "  x: " + deepJSON(20000) + "\n", "manifests: no csv in bundle (skipped manifests/foo.csv.yaml: failed to decode manifest: error converting YAML to JSON: yaml: line 36: exceeded max depth of 10000)"},
 		{"CSVPropertiesAnnotation", "manifests/foo.csv.yaml",
 			strings.Replace(testCSV, "    olm.skipRange: <0.2.0\n", "    olm.properties: '"+deepJSON(20000)+"'\n", 1), ""},
 	} {
