@@ -11,10 +11,10 @@ LDFLAGS   := -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
              -X $(PKG)/internal/buildinfo.BuildDate=$(DATE)
 FUZZTIME  ?= 30s
 
-.PHONY: help build test unit conformance lint bench demo fuzz clean
+.PHONY: help build test unit conformance lint bench demo fuzz fuzz-smoke clean
 
 help: ## list targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/opm
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/opm
@@ -46,10 +46,11 @@ bench: build ## generated large catalogs: time, MB/s and peak RSS; plus Go bench
 	bash hack/bench.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/declcfg/
 
-fuzz: ## run each fuzz target for FUZZTIME
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
-	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./internal/ignore/
+fuzz: ## run every fuzz target of the module (found by hack/fuzz.sh) for FUZZTIME each
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash hack/fuzz.sh
+
+fuzz-smoke: ## run every fuzz target for 3s (CI)
+	FUZZTIME=3s GO=$(GO) bash hack/fuzz.sh
 
 clean:
 	rm -rf bin

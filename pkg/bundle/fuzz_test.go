@@ -1,11 +1,14 @@
 package bundle
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
 	"testing/fstest"
+
+	"github.com/opmkit/opm/pkg/declcfg"
 )
 
 // FuzzDecodeObject feeds arbitrary manifest bytes to the YAMLOrJSON object
@@ -86,6 +89,43 @@ func FuzzParseFS(f *testing.F) {
 		}
 		if _, err := b.PackageProperty(); err != nil {
 			t.Fatalf("Declcfg succeeded but PackageProperty failed: %v", err)
+		}
+	})
+}
+
+// FuzzMetadata parses bundles whose metadata files (annotations,
+// properties, dependencies) are arbitrary: parsing must not panic, and a
+// rendered bundle must write as valid JSON (every property value
+// included: a property without a value is null).
+func FuzzMetadata(f *testing.F) {
+	f.Add([]byte(testAnnotations), []byte("properties:\n- type: olm.maxOpenShiftVersion\n"), []byte("dependencies:\n- type: olm.label\n"))
+	f.Add([]byte(testAnnotations), []byte(`{"properties":[{"type":"x","value":{"b":1, "a":[2]}}]}`), []byte("dependencies: [{type: olm.gvk}, {type: olm.package, value: {packageName: p, version: '>1'}}]"))
+	f.Add([]byte(`{"annotations":{"operators.operatorframework.io.bundle.package.v1":"p"}}`), []byte("properties:\n- Type: t\n  VALUE: yes\n- type: olm.package\n"), []byte("---\n---\n"))
+	f.Add([]byte("annotations: [[[["), []byte("properties: {}"), []byte("dependencies: ~"))
+	f.Fuzz(func(t *testing.T, annotations, properties, dependencies []byte) {
+		fsys := testFS(map[string]string{
+			"metadata/annotations.yaml": string(annotations),
+		})
+		fsys["metadata/properties.yaml"] = &fstest.MapFile{Data: properties}
+		fsys["metadata/dependencies.yaml"] = &fstest.MapFile{Data: dependencies}
+		b, err := ParseFS(context.Background(), fsys)
+		if err != nil {
+			return
+		}
+		db, err := b.Declcfg("")
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := declcfg.WriteJSON(declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{*db}}, &buf); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		dec := json.NewDecoder(&buf)
+		for dec.More() {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatalf("rendered invalid JSON (%v):\n%s", err, buf.String())
+			}
 		}
 	})
 }
