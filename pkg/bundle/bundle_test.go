@@ -2,8 +2,6 @@ package bundle
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -120,21 +118,6 @@ func render(t *testing.T, fsys fstest.MapFS, image string) (*Bundle, *declcfg.Bu
 		t.Fatalf("Declcfg: %v", err)
 	}
 	return b, db
-}
-
-func objectData(t *testing.T, p string) string {
-	t.Helper()
-	var v struct {
-		Data string `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(p), &v); err != nil {
-		t.Fatal(err)
-	}
-	d, err := base64.StdEncoding.DecodeString(v.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(d)
 }
 
 func TestParse(t *testing.T) {
