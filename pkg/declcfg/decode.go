@@ -57,7 +57,7 @@ var windowPool = sync.Pool{New: func() any { return new([]byte) }}
 // are *LoadError positioned in file.
 func decodeStream(r io.Reader, sizeHint, maxWindow int64, file string, fn docFunc) error {
 	bp := windowPool.Get().(*[]byte)
-	w := &window{r: r, buf: (*bp)[:0], limit: maxWindow}
+	w := &window{r: r, buf: (*bp)[:0], limit: maxWindow, size: sizeHint}
 	w.lines.w = w
 	size := windowSize
 	if sizeHint >= 0 && sizeHint < int64(maxWholeRead) {
@@ -112,6 +112,7 @@ func (d *decoder) jsonStream() error {
 	count := 0
 	consumed := 0 // end of the last value decoded (absolute offset)
 	off := 0
+	big := false // the value being decoded did not fit in the window
 	for {
 		for {
 			b := w.from(off)
@@ -131,8 +132,9 @@ func (d *decoder) jsonStream() error {
 		if off >= w.end() {
 			return nil
 		}
-		n, end, errOff, err := decodeJSONValue(w.from(off), w.eof)
+		n, end, errOff, err := decodeJSONValue(w.from(off), w.eof, big)
 		if err == errShort {
+			big = true
 			w.release(consumed)
 			if err := w.more(); err != nil {
 				return d.readErr(err)
@@ -155,6 +157,7 @@ func (d *decoder) jsonStream() error {
 		count++
 		off += end
 		consumed = off
+		big = false
 		w.release(consumed)
 	}
 }
@@ -172,12 +175,18 @@ const maxDepth = 10000
 // decodeJSONValue normalises the JSON value at the start of data. end is
 // the offset just past it. Errors carry upstream's text, and errOff is the
 // offset they point at. When the value might continue past data and final
-// is false, the error is errShort.
-func decodeJSONValue(data []byte, final bool) (n normalized, end, errOff int, err error) {
+// is false, the error is errShort. big says the value may fill data: its
+// output buffer is then made that size at once (the blob keeps it) rather
+// than grown.
+func decodeJSONValue(data []byte, final, big bool) (n normalized, end, errOff int, err error) {
 	p := fastParser{src: data}
 	if data[0] == '{' {
 		buf := scratchPool.Get().(*[]byte)
-		out, top, err := p.object((*buf)[:0], true)
+		out := (*buf)[:0]
+		if big && cap(out) < len(data) && len(data) > maxPooledScratch {
+			out = make([]byte, 0, len(data))
+		}
+		out, top, err := p.object(out, true)
 		ok := false
 		if err == nil {
 			n, ok = metaFromMembers(out, top)
@@ -326,6 +335,7 @@ type window struct {
 	keep  int // bytes before this absolute offset may be dropped
 	eof   bool
 	limit int64 // most bytes held at once, when positive
+	size  int64 // the stream's size when known, or -1
 	lines lineIndex
 }
 
@@ -360,8 +370,15 @@ func (w *window) more() error {
 		w.base = w.keep
 	}
 	if len(w.buf) >= full {
-		// One value or document fills the window: grow it.
+		// One value or document fills the window: grow it, to the rest of
+		// the file at once when its size is known (a value that large is
+		// read whole, and parsed once).
 		full = max(2*len(w.buf), windowSize)
+		if w.size >= 0 {
+			if rest := w.size - int64(w.base) + 1; rest > int64(len(w.buf)) && rest < 1<<40 {
+				full = int(rest)
+			}
+		}
 		if w.limit > 0 && int64(full) > w.limit+1 {
 			if int64(len(w.buf)) > w.limit {
 				return &safefs.TooLargeError{Size: -1, Limit: w.limit, Document: true}
