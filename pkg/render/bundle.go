@@ -24,12 +24,14 @@ func renderBundleDir(ctx context.Context, dir string, opts Options, pre *rendere
 	if r, ok := pre.take(dir); ok {
 		return r.cfg, r.err
 	}
-	return renderBundleDirNow(ctx, dir, opts)
+	return renderBundleRoot(ctx, dir, "", opts)
 }
 
-// renderBundleDirNow parses the bundle directory dir (every name resolved
-// inside it: a link leading out is an error) and renders it.
-func renderBundleDirNow(ctx context.Context, dir string, opts Options) (*declcfg.DeclarativeConfig, error) {
+// renderBundleRoot parses the bundle directory dir (every name resolved
+// inside it: a link leading out is an error naming the file) and renders
+// it as RenderBundleFS does, with image as its image. Bundle images
+// extracted to a directory are rendered the same way.
+func renderBundleRoot(ctx context.Context, dir, image string, opts Options) (*declcfg.DeclarativeConfig, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -37,7 +39,7 @@ func renderBundleDirNow(ctx context.Context, dir string, opts Options) (*declcfg
 	if err != nil {
 		return nil, err
 	}
-	return renderParsedBundle(b, "", opts)
+	return renderParsedBundle(b, image, opts)
 }
 
 // prefetchBundleDirs renders every bundle directory among opts.Refs
@@ -62,7 +64,7 @@ func prefetchBundleDirs(ctx context.Context, opts Options) *renderedAhead {
 		return nil
 	}
 	return renderAhead(ctx, dirs, runtime.GOMAXPROCS(0), func(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
-		return renderBundleDirNow(ctx, dir, opts)
+		return renderBundleRoot(ctx, dir, "", opts)
 	})
 }
 

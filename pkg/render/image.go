@@ -98,7 +98,7 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 		return nil, err
 	}
 	if bundle {
-		return RenderBundleFS(ctx, os.DirFS(tmp), ref, opts)
+		return renderBundleRoot(ctx, tmp, ref, opts)
 	}
 	rel := path.Clean("/" + paths[0])
 	root := filepath.Join(tmp, filepath.FromSlash(rel))
