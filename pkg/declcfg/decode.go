@@ -56,21 +56,27 @@ var windowPool = sync.Pool{New: func() any { return new([]byte) }}
 // the bytes held at once (so the size of one value or document). Errors
 // are *LoadError positioned in file.
 func decodeStream(r io.Reader, sizeHint, maxWindow int64, file string, fn docFunc) error {
-	bp := windowPool.Get().(*[]byte)
-	w := &window{r: r, buf: (*bp)[:0], limit: maxWindow, size: sizeHint}
-	w.lines.w = w
 	size := windowSize
 	if sizeHint >= 0 && sizeHint < int64(maxWholeRead) {
 		size = int(sizeHint) + 1 // +1: EOF is seen without a second read
 	}
-	if cap(w.buf) < size {
-		w.buf = make([]byte, 0, size)
+	// A pooled buffer is used up to size: the window is that large until
+	// a value needs more.
+	bp := windowPool.Get().(*[]byte)
+	pooled := *bp
+	buf := pooled[:0:min(size, cap(pooled))]
+	if cap(pooled) < size {
+		buf = make([]byte, 0, size)
 	}
+	w := &window{r: r, buf: buf, limit: maxWindow, size: sizeHint}
+	w.lines.w = w
 	defer func() {
-		if cap(w.buf) <= maxPooledWindow {
-			*bp = w.buf[:0]
-			windowPool.Put(bp)
+		keep := pooled
+		if c := cap(w.buf); c > cap(pooled) && c <= maxPooledWindow {
+			keep = w.buf[:0] // a new, larger buffer
 		}
+		*bp = keep[:0]
+		windowPool.Put(bp)
 	}()
 	d := decoder{w: w, file: file, fn: fn}
 	return d.run()
@@ -124,7 +130,9 @@ func (d *decoder) jsonStream() error {
 			if i < len(b) || w.eof {
 				break
 			}
-			w.release(off)
+			if count > 1 {
+				w.release(off)
+			} // else the YAML fallback may need the spaces from consumed
 			if err := w.more(); err != nil {
 				return d.readErr(err)
 			}

@@ -21,11 +21,11 @@ func withWindow(t testing.TB, n int, f func()) {
 	f()
 }
 
-// decodeAll decodes data as one file and describes every blob, or the
-// error, in a string.
-func decodeAll(data []byte, r io.Reader) string {
+// decodeAll decodes r (of size sizeHint, or -1 for a stream) as one file
+// and describes every blob, or the error, in a string.
+func decodeAll(r io.Reader, sizeHint int64) string {
 	var sb strings.Builder
-	err := decodeStream(r, int64(len(data)), 0, "f", func(n normalized, line, col int) error {
+	err := decodeStream(r, sizeHint, 0, "f", func(n normalized, line, col int) error {
 		fmt.Fprintf(&sb, "%d:%d %q %q %q %v %s\n", line, col, n.schema, n.pkg, n.name, n.hasKeys, n.blob)
 		return nil
 	})
@@ -53,6 +53,11 @@ var streamSeeds = []string{
 	"{\"Schema\":\"a\",\"schema\":\"b\"}",
 	"{\"schema\":\"a\"}\"str\"",
 	"{\"schema\":\"a\"}tru",
+	"{\"schema\":\"a\"}" + strings.Repeat(" \n", 3000) + "---\nschema: b\n",
+	"{\"schema\":\"a\"}" + strings.Repeat(" \n", 3000) + "schema: b\n",
+	"{\"schema\":\"a\"}{\"schema\":\"b\"}" + strings.Repeat(" \n", 3000) + "{\"schema\":\"c\"}",
+	strings.Repeat("\n", 5000) + "{\"schema\":\"a\"}",
+	"schema: a\n" + strings.Repeat("# comment\n", 1000) + "---\nschema: b\n",
 }
 
 // TestStreamMatchesWhole checks that reading a file through a small window
@@ -60,11 +65,17 @@ var streamSeeds = []string{
 func TestStreamMatchesWhole(t *testing.T) {
 	for _, seed := range streamSeeds {
 		data := []byte(seed)
-		want := decodeAll(data, bytes.NewReader(data))
+		want := decodeAll(bytes.NewReader(data), int64(len(data)))
 		for _, n := range []int{1, 2, 3, 7, 64} {
 			withWindow(t, n, func() {
-				if got := decodeAll(data, iotest.HalfReader(bytes.NewReader(data))); got != want {
-					t.Errorf("window %d over %.60q:\ngot  %s\nwant %s", n, seed, got, want)
+				// A stream (size unknown): the window slides and grows.
+				if got := decodeAll(iotest.HalfReader(bytes.NewReader(data)), -1); got != want {
+					t.Errorf("window %d over stream %.60q:\ngot  %s\nwant %s", n, seed, got, want)
+				}
+				// A file: the window jumps to the rest of the file when
+				// a value does not fit.
+				if got := decodeAll(iotest.HalfReader(bytes.NewReader(data)), int64(len(data))); got != want {
+					t.Errorf("window %d over file %.60q:\ngot  %s\nwant %s", n, seed, got, want)
 				}
 			})
 		}
@@ -80,9 +91,9 @@ func FuzzStream(f *testing.F) {
 		if len(data) > 64<<10 {
 			return
 		}
-		want := decodeAll(data, bytes.NewReader(data))
+		want := decodeAll(bytes.NewReader(data), int64(len(data)))
 		withWindow(t, int(n%16)+1, func() {
-			if got := decodeAll(data, iotest.OneByteReader(bytes.NewReader(data))); got != want {
+			if got := decodeAll(iotest.OneByteReader(bytes.NewReader(data)), -1); got != want {
 				t.Fatalf("window %d over %q:\ngot  %s\nwant %s", n%16+1, data, got, want)
 			}
 		})
