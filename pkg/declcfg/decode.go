@@ -51,11 +51,11 @@ const maxPooledWindow = 16<<20 + 1
 
 var windowPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// decodeStream decodes r, calling fn for each blob. sizeHint is the size of
+// decodeReader decodes r, calling fn for each blob. sizeHint is the size of
 // the stream when known (-1 otherwise). maxWindow, when positive, bounds
 // the bytes held at once (so the size of one value or document). Errors
 // are *LoadError positioned in file.
-func decodeStream(r io.Reader, sizeHint, maxWindow int64, file string, fn docFunc) error {
+func decodeReader(r io.Reader, sizeHint, maxWindow int64, file string, fn docFunc) error {
 	size := windowSize
 	if sizeHint >= 0 && sizeHint < int64(maxWholeRead) {
 		size = int(sizeHint) + 1 // +1: EOF is seen without a second read
@@ -78,6 +78,15 @@ func decodeStream(r io.Reader, sizeHint, maxWindow int64, file string, fn docFun
 		*bp = keep[:0]
 		windowPool.Put(bp)
 	}()
+	d := decoder{w: w, file: file, fn: fn}
+	return d.run()
+}
+
+// decodeStream decodes data, a whole file or stream already in memory,
+// calling fn for each blob. Errors are *LoadError positioned in file.
+func decodeStream(data []byte, file string, fn docFunc) error {
+	w := &window{buf: data[:len(data):len(data)], eof: true, size: int64(len(data))}
+	w.lines.w = w
 	d := decoder{w: w, file: file, fn: fn}
 	return d.run()
 }

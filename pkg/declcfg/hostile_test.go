@@ -213,7 +213,7 @@ func TestStreamMemoryIsBounded(t *testing.T) {
 	var peak uint64
 	var ms runtime.MemStats
 	n := 0
-	err := decodeStream(r, total, 0, "big.json", func(normalized, int, int) error {
+	err := decodeReader(r, total, 0, "big.json", func(normalized, int, int) error {
 		if n++; n%4096 == 0 {
 			runtime.GC()
 			runtime.ReadMemStats(&ms)

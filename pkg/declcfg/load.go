@@ -224,11 +224,19 @@ func loadFile(fsys *safefs.FS, p, name string) (*DeclarativeConfig, error) {
 	return decodeConfig(f, size, name, 0)
 }
 
-// LoadReader loads one stream (standard input, for one); name is used in
-// positions. It stops when ctx is done, even while waiting for input. A
-// stream has no size limit as a whole, but no single document or value in
-// it may be larger than the file size limit of ctx.
-func LoadReader(ctx context.Context, r io.Reader, name string) (*DeclarativeConfig, error) {
+// LoadReader loads one stream; name is used in positions. It is
+// LoadReaderContext without a context: no cancellation, and the default
+// size limit.
+func LoadReader(r io.Reader, name string) (*DeclarativeConfig, error) {
+	return LoadReaderContext(context.Background(), r, name)
+}
+
+// LoadReaderContext loads one stream (standard input, for one); name is
+// used in positions. It stops when ctx is done, even while waiting for
+// input. A stream has no size limit as a whole, but no single document or
+// value in it may be larger than the file size limit of ctx (see
+// WithMaxFileSize).
+func LoadReaderContext(ctx context.Context, r io.Reader, name string) (*DeclarativeConfig, error) {
 	return decodeConfig(safefs.Reader(ctx, r), -1, name, safefs.LimitsFrom(ctx).MaxFileSize)
 }
 
@@ -245,7 +253,7 @@ func LoadFile(ctx context.Context, fsys fs.FS, p string) (*DeclarativeConfig, er
 // config. maxWindow, when positive, bounds the bytes held at once.
 func decodeConfig(r io.Reader, sizeHint int64, name string, maxWindow int64) (*DeclarativeConfig, error) {
 	cfg := &DeclarativeConfig{}
-	err := decodeStream(r, sizeHint, maxWindow, name, func(n normalized, line, col int) error {
+	err := decodeReader(r, sizeHint, maxWindow, name, func(n normalized, line, col int) error {
 		pos := Position{File: name, Line: line, Column: col}
 		if err := cfg.addBlob(n, pos); err != nil {
 			return &LoadError{Pos: pos, Err: err}

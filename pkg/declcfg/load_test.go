@@ -110,7 +110,7 @@ func TestLoadErrors(t *testing.T) {
 func TestJSONThenYAMLFallback(t *testing.T) {
 	// One JSON value followed by YAML: upstream reads the rest of the file,
 	// from just after the JSON value, as YAML.
-	cfg, err := LoadReader(context.Background(), strings.NewReader("{\"schema\":\"a\"}\nschema: b\n"), "x.json")
+	cfg, err := LoadReader(strings.NewReader("{\"schema\":\"a\"}\nschema: b\n"), "x.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +121,14 @@ func TestJSONThenYAMLFallback(t *testing.T) {
 	// of its own, which decodes to an empty blob: upstream fails with
 	// "object '' is missing root schema field". The JSON error that sent
 	// the decoder to YAML is what is reported.
-	_, err = LoadReader(context.Background(), strings.NewReader("{\"schema\":\"a\"}\n---\nschema: b\n"), "x.json")
+	_, err = LoadReader(strings.NewReader("{\"schema\":\"a\"}\n---\nschema: b\n"), "x.json")
 	if err == nil || err.Error() != "x.json:2:2: invalid character '-' in numeric literal" {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestWriteJSON(t *testing.T) {
-	cfg, err := LoadReader(context.Background(), strings.NewReader(`
+	cfg, err := LoadReader(strings.NewReader(`
 schema: olm.package
 name: foo
 defaultChannel: stable
@@ -238,7 +238,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := LoadReader(context.Background(), bytes.NewReader(data), "f")
+		cfg, err := LoadReader(bytes.NewReader(data), "f")
 		if err != nil {
 			var le *LoadError
 			if !errors.As(err, &le) || le.Pos.File != "f" {

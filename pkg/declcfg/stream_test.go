@@ -25,7 +25,7 @@ func withWindow(t testing.TB, n int, f func()) {
 // and describes every blob, or the error, in a string.
 func decodeAll(r io.Reader, sizeHint int64) string {
 	var sb strings.Builder
-	err := decodeStream(r, sizeHint, 0, "f", func(n normalized, line, col int) error {
+	err := decodeReader(r, sizeHint, 0, "f", func(n normalized, line, col int) error {
 		fmt.Fprintf(&sb, "%d:%d %q %q %q %v %s\n", line, col, n.schema, n.pkg, n.name, n.hasKeys, n.blob)
 		return nil
 	})
@@ -66,6 +66,17 @@ func TestStreamMatchesWhole(t *testing.T) {
 	for _, seed := range streamSeeds {
 		data := []byte(seed)
 		want := decodeAll(bytes.NewReader(data), int64(len(data)))
+		// In memory (decodeStream, for WalkMetas and WalkFile).
+		var sb strings.Builder
+		if err := decodeStream(data, "f", func(n normalized, line, col int) error {
+			fmt.Fprintf(&sb, "%d:%d %q %q %q %v %s\n", line, col, n.schema, n.pkg, n.name, n.hasKeys, n.blob)
+			return nil
+		}); err != nil {
+			fmt.Fprintf(&sb, "error: %v | %s\n", err, UpstreamMessage(err))
+		}
+		if sb.String() != want {
+			t.Errorf("in memory over %.60q:\ngot  %s\nwant %s", seed, sb.String(), want)
+		}
 		for _, n := range []int{1, 2, 3, 7, 64} {
 			withWindow(t, n, func() {
 				// A stream (size unknown): the window slides and grows.
@@ -106,17 +117,17 @@ func TestStreamWindowLimit(t *testing.T) {
 	withWindow(t, 16, func() {
 		blob := `{"schema":"x","pad":"` + strings.Repeat("p", 100) + `"}`
 		many := strings.Repeat(blob+"\n", 100) // 13 KB of 130-byte values
-		err := decodeStream(strings.NewReader(many), -1, 1000, "s", func(normalized, int, int) error { return nil })
+		err := decodeReader(strings.NewReader(many), -1, 1000, "s", func(normalized, int, int) error { return nil })
 		if err != nil {
 			t.Fatalf("a long stream of small values: %v", err)
 		}
 		big := `{"schema":"x","pad":"` + strings.Repeat("p", 2000) + `"}`
-		err = decodeStream(strings.NewReader(big), -1, 1000, "s", func(normalized, int, int) error { return nil })
+		err = decodeReader(strings.NewReader(big), -1, 1000, "s", func(normalized, int, int) error { return nil })
 		if !errors.Is(err, ErrFileTooLarge) || err.Error() != "s: a document or value larger than the limit of 1000 bytes on a single file" {
 			t.Fatalf("one value over the limit: %v", err)
 		}
 		bigYAML := "schema: x\npad: " + strings.Repeat("p", 2000) + "\n"
-		err = decodeStream(strings.NewReader(bigYAML), -1, 1000, "s", func(normalized, int, int) error { return nil })
+		err = decodeReader(strings.NewReader(bigYAML), -1, 1000, "s", func(normalized, int, int) error { return nil })
 		if !errors.Is(err, ErrFileTooLarge) {
 			t.Fatalf("one document over the limit: %v", err)
 		}
@@ -129,7 +140,7 @@ func TestLoadReaderStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := LoadReader(ctx, pr, "<stdin>")
+		_, err := LoadReaderContext(ctx, pr, "<stdin>")
 		errc <- err
 	}()
 	if _, err := pw.Write([]byte("schema: a\n")); err != nil {

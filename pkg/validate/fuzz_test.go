@@ -23,7 +23,7 @@ func FuzzValidate(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, catalog string) {
-		cfg, err := declcfg.LoadReader(context.Background(), strings.NewReader(catalog), "catalog.yaml")
+		cfg, err := declcfg.LoadReader(strings.NewReader(catalog), "catalog.yaml")
 		if err != nil {
 			res := LoadErrorResult(err)
 			if res.Passed || len(res.Findings) != 1 || res.Message == "" {

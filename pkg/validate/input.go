@@ -27,7 +27,7 @@ func LoadInput(ctx context.Context, ref string, stdin io.Reader, reg render.Regi
 		if stdin == nil {
 			return nil, errors.New("no standard input")
 		}
-		return declcfg.LoadReader(ctx, stdin, StdinName)
+		return declcfg.LoadReaderContext(ctx, stdin, StdinName)
 	}
 	st, err := os.Stat(ref)
 	switch {
@@ -39,7 +39,7 @@ func LoadInput(ctx context.Context, ref string, stdin io.Reader, reg render.Regi
 			return nil, err
 		}
 		defer f.Close()
-		return declcfg.LoadReader(ctx, f, ref)
+		return declcfg.LoadReaderContext(ctx, f, ref)
 	case !errors.Is(err, fs.ErrNotExist) || !looksLikeImage(ref):
 		return nil, err
 	}

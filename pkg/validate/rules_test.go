@@ -200,7 +200,7 @@ func hasErrors(res *Result) bool {
 
 func validateText(t *testing.T, catalog string, opts Options) *Result {
 	t.Helper()
-	cfg, err := declcfg.LoadReader(context.Background(), strings.NewReader(catalog), "catalog.yaml")
+	cfg, err := declcfg.LoadReader(strings.NewReader(catalog), "catalog.yaml")
 	if err != nil {
 		return LoadErrorResult(err)
 	}
