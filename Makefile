@@ -14,7 +14,7 @@ FUZZTIME  ?= 30s
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build test unit scripts-updated conformance lint bench demo fuzz clean install
+.PHONY: help build test unit scripts-updated conformance lint bench demo fuzz fuzz-smoke clean install
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -68,23 +68,11 @@ bench: build ## generated large catalogs: time, MB/s and peak RSS; plus Go bench
 	bash hack/bench-serve.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/declcfg/
 
-fuzz: ## run each fuzz target for FUZZTIME
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
-	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./internal/ignore/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/registriesconf/
-	$(GO) test -run '^$$' -fuzz '^FuzzFirstDocument$$' -fuzztime $(FUZZTIME) ./pkg/template/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/basic/
-	$(GO) test -run '^$$' -fuzz '^FuzzFromFBC$$' -fuzztime $(FUZZTIME) ./pkg/template/basic/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/semver/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/template/substitutes/
-	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
-	$(GO) test -run '^$$' -fuzz '^FuzzScanTemplate$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
-	$(GO) test -run '^$$' -fuzz '^FuzzEmitString$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
-	$(GO) test -run '^$$' -fuzz '^FuzzUnifiedDiff$$' -fuzztime $(FUZZTIME) ./pkg/catalogedit/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseFilterConfig$$' -fuzztime $(FUZZTIME) ./pkg/compose/
-	$(GO) test -run '^$$' -fuzz '^FuzzWalkFile$$' -fuzztime $(FUZZTIME) ./pkg/declcfg/
-	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalIndex$$' -fuzztime $(FUZZTIME) ./pkg/serve/
+fuzz: ## run every fuzz target of the module (found by hack/fuzz.sh) for FUZZTIME each
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash hack/fuzz.sh
+
+fuzz-smoke: ## run every fuzz target for 3s (CI)
+	FUZZTIME=3s GO=$(GO) bash hack/fuzz.sh
 
 clean:
 	rm -rf bin

@@ -6,15 +6,19 @@
 package bundle
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -114,22 +118,39 @@ func fileErr(file string, err error) error {
 	return &FileError{File: file, Err: err}
 }
 
-// ParseDir parses the bundle in directory dir.
-func ParseDir(dir string) (*Bundle, error) {
-	return ParseFS(os.DirFS(dir))
+// ParseDir parses the bundle in directory dir. Every name is resolved
+// inside dir: a symbolic link that leads outside it is an error naming the
+// file.
+func ParseDir(ctx context.Context, dir string) (*Bundle, error) {
+	fsys, err := safefs.OpenDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	return ParseFS(ctx, fsys)
 }
 
 // ParseFS parses the bundle at the root of fsys, which must hold manifests/
 // and metadata/, with upstream's rules (behaviour doc §3.1).
-func ParseFS(fsys fs.FS) (*Bundle, error) {
+//
+// Only regular files are read (a FIFO, device or socket is an error naming
+// it), none larger than the file size limit of ctx (see
+// declcfg.WithMaxFileSize), and parsing stops when ctx is done. Such
+// errors, and a link leading out of a directory opened by ParseDir, are
+// fatal where upstream would skip a file it cannot read.
+func ParseFS(ctx context.Context, fsys fs.FS) (*Bundle, error) {
 	if fsys == nil {
 		return nil, errors.New("filesystem is nil")
 	}
+	sfs, ok := fsys.(*safefs.FS)
+	if !ok {
+		sfs = safefs.New(ctx, fsys)
+	}
 	b := &Bundle{}
-	if err := b.addManifests(fsys); err != nil {
+	if err := b.addManifests(ctx, sfs); err != nil {
 		return nil, err
 	}
-	if err := b.addMetadata(fsys); err != nil {
+	if err := b.addMetadata(ctx, sfs); err != nil {
 		return nil, err
 	}
 	if err := b.deriveProperties(); err != nil {
@@ -138,7 +159,24 @@ func ParseFS(fsys fs.FS) (*Bundle, error) {
 	return b, nil
 }
 
-func (b *Bundle) addManifests(fsys fs.FS) error {
+// unsafeRead reports whether a read error is one of safefs's refusals
+// (a link out of the root, a special file, a file over the limit) or a
+// cancellation: those end the parse, where upstream skips files it cannot
+// read.
+func unsafeRead(ctx context.Context, err error) bool {
+	return errors.Is(err, safefs.ErrEscapes) || errors.Is(err, safefs.ErrNotRegular) ||
+		errors.Is(err, safefs.ErrTooLarge) || ctx.Err() != nil
+}
+
+// readErr is the error of an unsafe read of file.
+func readErr(ctx context.Context, file string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fileErr(file, err)
+}
+
+func (b *Bundle) addManifests(ctx context.Context, fsys *safefs.FS) error {
 	entries, err := fs.ReadDir(fsys, "manifests")
 	if err != nil {
 		return fmt.Errorf("error opening manifests directory: %w", err)
@@ -158,15 +196,26 @@ func (b *Bundle) addManifests(fsys fs.FS) error {
 		files = append(files, path.Join("manifests", e.Name()))
 	}
 	results := make([]decoded, len(files))
-	parallel(len(files), func(i int) {
-		data, err := fs.ReadFile(fsys, files[i])
-		if err != nil {
-			results[i] = decoded{file: files[i], err: err}
-			return
-		}
-		obj, js, err := decodeObject(data)
-		results[i] = decoded{file: files[i], obj: obj, json: js, data: data, err: err}
-	})
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range files {
+		g.Go(func() error {
+			data, err := fsys.ReadFile(files[i])
+			if err != nil {
+				if unsafeRead(ctx, err) {
+					return readErr(ctx, files[i], err)
+				}
+				results[i] = decoded{file: files[i], err: err}
+				return nil
+			}
+			obj, js, err := decodeObject(data)
+			results[i] = decoded{file: files[i], obj: obj, json: js, data: data, err: err}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
 	for _, r := range results {
 		if r.err != nil {
 			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: failed to decode manifest: %v", r.file, r.err))
@@ -196,10 +245,10 @@ func (b *Bundle) addManifests(fsys fs.FS) error {
 		b.Objects = append(b.Objects, o)
 	}
 	if len(b.Objects) == 0 {
-		return errors.New("manifests: no bundle objects found")
+		return b.withSkipped(errors.New("manifests: no bundle objects found"))
 	}
 	if b.CSV == nil {
-		return errors.New("manifests: no csv in bundle")
+		return b.withSkipped(errors.New("manifests: no csv in bundle"))
 	}
 	provided, err := b.providedAPIs()
 	if err != nil {
@@ -226,6 +275,21 @@ func (b *Bundle) addManifests(fsys fs.FS) error {
 		}
 	}
 	return nil
+}
+
+// withSkipped adds to err the manifests that could not be decoded (which
+// upstream only logs): they are often why the bundle has no CSV.
+func (b *Bundle) withSkipped(err error) error {
+	var skipped []string
+	for _, w := range b.Warnings {
+		if strings.Contains(w, ": failed to decode manifest: ") {
+			skipped = append(skipped, w)
+		}
+	}
+	if len(skipped) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (skipped %s)", err, strings.Join(skipped, "; "))
 }
 
 // splitCRDName splits "plural.group" at the first dot.
@@ -371,7 +435,7 @@ type propertiesFile struct {
 	Properties []property.Property `json:"properties"`
 }
 
-func (b *Bundle) addMetadata(fsys fs.FS) error {
+func (b *Bundle) addMetadata(ctx context.Context, fsys *safefs.FS) error {
 	entries, err := fs.ReadDir(fsys, "metadata")
 	if err != nil {
 		return fmt.Errorf("error opening metadata directory: %w", err)
@@ -384,9 +448,12 @@ func (b *Bundle) addMetadata(fsys fs.FS) error {
 	)
 	for _, e := range entries {
 		name := path.Join("metadata", e.Name())
-		data, err := fs.ReadFile(fsys, name)
+		data, err := fsys.ReadFile(name)
 		if err != nil {
-			continue
+			if unsafeRead(ctx, err) {
+				return readErr(ctx, name, err)
+			}
+			continue // upstream skips what it cannot read or decode
 		}
 		if af == nil {
 			var v annotationsFile
@@ -427,12 +494,12 @@ func (b *Bundle) addMetadata(fsys fs.FS) error {
 	}
 	if df != nil {
 		for i, p := range df.Dependencies {
-			b.Dependencies = append(b.Dependencies, SourcedProperty{Property: p, File: b.DependenciesFile, Line: lineAt(depLines, i)})
+			b.Dependencies = append(b.Dependencies, SourcedProperty{Property: nullValue(p), File: b.DependenciesFile, Line: lineAt(depLines, i)})
 		}
 	}
 	if pf != nil {
 		for i, p := range pf.Properties {
-			b.Properties = append(b.Properties, SourcedProperty{Property: p, File: b.PropertiesFile, Line: lineAt(propLines, i)})
+			b.Properties = append(b.Properties, SourcedProperty{Property: nullValue(p), File: b.PropertiesFile, Line: lineAt(propLines, i)})
 		}
 	}
 	return nil
@@ -451,7 +518,7 @@ func (b *Bundle) deriveProperties() error {
 			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: failed to unmarshal csv annotation properties: %v", b.CSV.File, err))
 		}
 		for _, p := range props {
-			derived = append(derived, SourcedProperty{Property: p, File: b.CSV.File})
+			derived = append(derived, SourcedProperty{Property: nullValue(p), File: b.CSV.File})
 		}
 	}
 	if b.Package != "" {
@@ -478,6 +545,16 @@ func (b *Bundle) deriveProperties() error {
 	}
 	b.Properties = propertySet(append(propertySet(b.Properties), propertySet(derived)...))
 	return nil
+}
+
+// nullValue gives a property written without a value the value null, as
+// upstream renders it ("value": null); an olm.gvk or olm.package without a
+// value is then the zero value of its type.
+func nullValue(p property.Property) property.Property {
+	if len(p.Value) == 0 {
+		p.Value = json.RawMessage("null")
+	}
+	return p
 }
 
 // propertySet drops properties whose type and raw value repeat an earlier

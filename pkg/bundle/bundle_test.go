@@ -1,8 +1,7 @@
 package bundle
 
 import (
-	"encoding/base64"
-	"encoding/json"
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -110,7 +109,7 @@ func typesOf(props []property.Property) []string {
 
 func render(t *testing.T, fsys fstest.MapFS, image string) (*Bundle, *declcfg.Bundle) {
 	t.Helper()
-	b, err := ParseFS(fsys)
+	b, err := ParseFS(context.Background(), fsys)
 	if err != nil {
 		t.Fatalf("ParseFS: %v", err)
 	}
@@ -119,21 +118,6 @@ func render(t *testing.T, fsys fstest.MapFS, image string) (*Bundle, *declcfg.Bu
 		t.Fatalf("Declcfg: %v", err)
 	}
 	return b, db
-}
-
-func objectData(t *testing.T, p string) string {
-	t.Helper()
-	var v struct {
-		Data string `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(p), &v); err != nil {
-		t.Fatal(err)
-	}
-	d, err := base64.StdEncoding.DecodeString(v.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(d)
 }
 
 func TestParse(t *testing.T) {
@@ -465,7 +449,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := ParseFS(testFS(tc.files))
+			b, err := ParseFS(context.Background(), testFS(tc.files))
 			if err == nil {
 				_, err = b.Declcfg("")
 			}
@@ -483,31 +467,6 @@ func TestParseErrors(t *testing.T) {
 				if !strings.HasPrefix(err.Error(), tc.wantFile+":") {
 					t.Errorf("error %q does not start with the file", err)
 				}
-			}
-		})
-	}
-}
-
-func TestFirstYAMLDocument(t *testing.T) {
-	cases := []struct {
-		name, in, want string
-		wantErr        bool
-	}{
-		{name: "Success/Plain", in: "a: 1\nb: 2", want: "a: 1\nb: 2\n"},
-		{name: "Success/LeadingSeparatorKept", in: "---\na: 1\n---\nb: 2\n", want: "---\na: 1\n"},
-		{name: "Success/SeparatorComment", in: "a: 1\n--- # next\nb: 2\n", want: "a: 1\n"},
-		{name: "Success/CRLF", in: "a: 1\r\n---\r\nb: 2\r\n", want: "a: 1\n"},
-		{name: "Error/BadSeparator", in: "a: 1\n---x\n", wantErr: true},
-		{name: "Error/Empty", in: "", wantErr: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := firstYAMLDocument([]byte(tc.in))
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if string(got) != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -10,32 +10,30 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/internal/yamlorjson"
 )
 
-// The decoders below reproduce the Kubernetes YAMLOrJSON decoder that
-// upstream uses on every bundle file (k8s.io/apimachinery/pkg/util/yaml with
-// a 30-byte sniffing buffer): a file whose first non-space byte, within the
-// first 30 bytes, is '{' is read as one JSON value (falling back to YAML when
-// that fails); anything else is YAML, of which only the first document
-// ("---" separated) is used.
-
-// sniffSize is the buffer upstream gives NewYAMLOrJSONDecoder.
-const sniffSize = 30
+// The decoders below apply the Kubernetes YAMLOrJSON rules that upstream
+// uses on every bundle file (internal/yamlorjson, with a 30-byte sniffing
+// buffer): a file whose first non-space byte, within the first 30 bytes,
+// is '{' is read as one JSON value (falling back to YAML when that fails);
+// anything else is YAML, of which only the first document ("---"
+// separated, a leading separator kept as upstream's reader keeps it) is
+// used.
 
 // errNoDocument is returned when a file holds no document at all.
 var errNoDocument = errors.New("no document")
 
+// bundleSplitter splits bundle files as upstream's reader does.
+var bundleSplitter = yamlorjson.Splitter{KeepLeadingSeparator: true}
+
 // looksLikeJSON reports whether the decoder would take the JSON path.
 func looksLikeJSON(data []byte) bool {
-	head := data
-	if len(head) > sniffSize {
-		head = head[:sniffSize]
-	}
-	return bytes.HasPrefix(bytes.TrimLeftFunc(head, unicode.IsSpace), []byte("{"))
+	return yamlorjson.IsJSON(data, yamlorjson.BundleSniffLen)
 }
 
 // firstJSONValue returns the bytes of the first JSON value of data.
@@ -47,56 +45,16 @@ func firstJSONValue(data []byte) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// firstYAMLDocument returns the first document of a YAML stream as the k8s
-// YAMLReader splits it: lines up to the first "---" line that follows
-// content. A separator followed by anything but spaces or a comment is an
-// error, as upstream.
+// firstYAMLDocument returns the first document of a YAML stream.
 func firstYAMLDocument(data []byte) ([]byte, error) {
-	// First find where the document ends; when the lines need no rewriting
-	// (no "\r\n", a final newline) the document is a prefix of data.
-	end, clean := 0, true
-	for off := 0; off < len(data); {
-		next := len(data)
-		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
-			next = off + i + 1
-		}
-		line := data[off:next]
-		if bytes.HasPrefix(line, []byte("---")) {
-			trimmed := strings.TrimSpace(string(bytes.TrimSuffix(line[3:], []byte("\n"))))
-			if len(trimmed) > 0 && trimmed[0] != '#' {
-				return nil, fmt.Errorf("invalid Yaml document separator: %s", trimmed)
-			}
-			if off != 0 {
-				break
-			}
-		}
-		if bytes.HasSuffix(line, []byte("\r\n")) || line[len(line)-1] != '\n' {
-			clean = false
-		}
-		off, end = next, next
+	doc, _, _, err := bundleSplitter.Split(data, true)
+	if err != nil {
+		return nil, err
 	}
-	if end == 0 {
+	if doc.Data == nil {
 		return nil, errNoDocument
 	}
-	if clean {
-		return data[:end], nil
-	}
-	// Like bufio.Reader.ReadLine: the line end ("\n" or "\r\n") is dropped
-	// and the k8s LineReader puts back a plain "\n".
-	buf := make([]byte, 0, end+1)
-	for off := 0; off < end; {
-		next := end
-		if i := bytes.IndexByte(data[off:end], '\n'); i >= 0 {
-			next = off + i + 1
-		}
-		line := data[off:next]
-		if bytes.HasSuffix(line, []byte("\n")) {
-			line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
-		}
-		buf = append(append(buf, line...), '\n')
-		off = next
-	}
-	return buf, nil
+	return doc.Data, nil
 }
 
 // decodeTyped decodes the first document of data into v, a pointer to a
@@ -287,7 +245,7 @@ func decodeYAMLObject(doc []byte) (map[string]any, []byte, error) {
 	if err := yamlv2.Unmarshal(doc, &y); err != nil {
 		return nil, nil, fmt.Errorf("error converting YAML to JSON: %w", err)
 	}
-	v, err := convertYAML(y)
+	v, err := convertYAML(y, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -308,7 +266,15 @@ func decodeYAMLObject(doc []byte) (map[string]any, []byte, error) {
 	return m, js, nil
 }
 
-func convertYAML(v any) (any, error) {
+// maxDepth is how deeply values may nest: beyond it (YAML mixes flow and
+// block nesting, each limited to 10000 by the parser) the slow path lets
+// encoding/json refuse the document as upstream's decode does.
+const maxDepth = 10000
+
+func convertYAML(v any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errSlowPath
+	}
 	switch t := v.(type) {
 	case nil, string, bool:
 		return t, nil
@@ -336,7 +302,7 @@ func convertYAML(v any) (any, error) {
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			c, err := convertYAML(e)
+			c, err := convertYAML(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -355,7 +321,7 @@ func convertYAML(v any) (any, error) {
 				if err != nil {
 					return err
 				}
-				c, err := convertYAML(t[k])
+				c, err := convertYAML(t[k], depth+1)
 				if err != nil {
 					return err
 				}

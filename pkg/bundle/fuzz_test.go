@@ -1,12 +1,14 @@
 package bundle
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/opmkit/opm/pkg/declcfg"
 )
 
 // FuzzDecodeObject feeds arbitrary manifest bytes to the YAMLOrJSON object
@@ -78,7 +80,7 @@ func FuzzParseFS(f *testing.F) {
 			"metadata/annotations.yaml":  {Data: annotations},
 			"metadata/dependencies.yaml": {Data: extra},
 		}
-		b, err := ParseFS(fsys)
+		b, err := ParseFS(context.Background(), fsys)
 		if err != nil {
 			return
 		}
@@ -91,46 +93,39 @@ func FuzzParseFS(f *testing.F) {
 	})
 }
 
-// refFirstYAMLDocument is a line-by-line transcription of the k8s
-// YAMLReader (LineReader + separator handling) used to check the faster
-// firstYAMLDocument.
-func refFirstYAMLDocument(data []byte) ([]byte, error) {
-	var buf []byte
-	for len(data) > 0 {
-		var line []byte
-		if i := strings.IndexByte(string(data), '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-			line = []byte(strings.TrimSuffix(string(line), "\r"))
-		} else {
-			line, data = data, nil
+// FuzzMetadata parses bundles whose metadata files (annotations,
+// properties, dependencies) are arbitrary: parsing must not panic, and a
+// rendered bundle must write as valid JSON (every property value
+// included: a property without a value is null).
+func FuzzMetadata(f *testing.F) {
+	f.Add([]byte(testAnnotations), []byte("properties:\n- type: olm.maxOpenShiftVersion\n"), []byte("dependencies:\n- type: olm.label\n"))
+	f.Add([]byte(testAnnotations), []byte(`{"properties":[{"type":"x","value":{"b":1, "a":[2]}}]}`), []byte("dependencies: [{type: olm.gvk}, {type: olm.package, value: {packageName: p, version: '>1'}}]"))
+	f.Add([]byte(`{"annotations":{"operators.operatorframework.io.bundle.package.v1":"p"}}`), []byte("properties:\n- Type: t\n  VALUE: yes\n- type: olm.package\n"), []byte("---\n---\n"))
+	f.Add([]byte("annotations: [[[["), []byte("properties: {}"), []byte("dependencies: ~"))
+	f.Fuzz(func(t *testing.T, annotations, properties, dependencies []byte) {
+		fsys := testFS(map[string]string{
+			"metadata/annotations.yaml": string(annotations),
+		})
+		fsys["metadata/properties.yaml"] = &fstest.MapFile{Data: properties}
+		fsys["metadata/dependencies.yaml"] = &fstest.MapFile{Data: dependencies}
+		b, err := ParseFS(context.Background(), fsys)
+		if err != nil {
+			return
 		}
-		if strings.HasPrefix(string(line), "---") {
-			trimmed := strings.TrimSpace(string(line[3:]))
-			if len(trimmed) > 0 && trimmed[0] != '#' {
-				return nil, errors.New("invalid separator")
-			}
-			if len(buf) != 0 {
-				return buf, nil
-			}
+		db, err := b.Declcfg("")
+		if err != nil {
+			return
 		}
-		buf = append(append(buf, line...), '\n')
-	}
-	if len(buf) == 0 {
-		return nil, errNoDocument
-	}
-	return buf, nil
-}
-
-// FuzzFirstYAMLDocument checks firstYAMLDocument against the reference.
-func FuzzFirstYAMLDocument(f *testing.F) {
-	for _, s := range []string{"a: 1\n---\nb: 2\n", "---\r\na\r\n---", "\n---\n", "---", "a\n---x\n", "x\r", "a\n--- #c\n"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := firstYAMLDocument(data)
-		want, werr := refFirstYAMLDocument(data)
-		if (err != nil) != (werr != nil) || string(got) != string(want) {
-			t.Fatalf("firstYAMLDocument(%q) = %q, %v; want %q, %v", data, got, err, want, werr)
+		var buf bytes.Buffer
+		if err := declcfg.WriteJSON(declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{*db}}, &buf); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		dec := json.NewDecoder(&buf)
+		for dec.More() {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatalf("rendered invalid JSON (%v):\n%s", err, buf.String())
+			}
 		}
 	})
 }

@@ -48,7 +48,7 @@ func loadedBlobs(t testing.TB, data []byte) ([]declcfg.Position, [][]byte, bool)
 	}
 	// order by position
 	for i := 1; i < len(all); i++ {
-		for j := i; j > 0 && (all[j].pos.Line < all[j-1].pos.Line || all[j].pos.Line == all[j-1].pos.Line && all[j].pos.Col < all[j-1].pos.Col); j-- {
+		for j := i; j > 0 && (all[j].pos.Line < all[j-1].pos.Line || all[j].pos.Line == all[j-1].pos.Line && all[j].pos.Column < all[j-1].pos.Column); j-- {
 			all[j], all[j-1] = all[j-1], all[j]
 		}
 	}
@@ -88,8 +88,8 @@ func checkScanOpts(t *testing.T, data []byte, removals bool) {
 		t.Fatalf("scanner found %d blobs, loader %d", len(l.Blobs), len(pos))
 	}
 	for i, s := range l.Blobs {
-		if s.Line != pos[i].Line || l.Format == FormatJSON && s.Col != pos[i].Col {
-			t.Fatalf("blob %d: scanner at %d:%d, loader at %d:%d", i, s.Line, s.Col, pos[i].Line, pos[i].Col)
+		if s.Line != pos[i].Line || l.Format == FormatJSON && s.Col != pos[i].Column {
+			t.Fatalf("blob %d: scanner at %d:%d, loader at %d:%d", i, s.Line, s.Col, pos[i].Line, pos[i].Column)
 		}
 		one, err := declcfg.LoadReader(bytes.NewReader(data[s.Start:s.End]), "f")
 		if err != nil {

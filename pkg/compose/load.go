@@ -31,7 +31,7 @@ func Load(ctx context.Context, ref string, opts LoadOptions) (*declcfg.Declarati
 		if opts.Stdin == nil {
 			return nil, errors.New("no standard input to read")
 		}
-		return declcfg.LoadReader(opts.Stdin, StdinName)
+		return declcfg.LoadReaderContext(ctx, opts.Stdin, StdinName)
 	}
 	st, err := os.Stat(ref)
 	if err == nil && st.Mode().IsRegular() {

@@ -25,8 +25,8 @@ func TestMerge(t *testing.T) {
 	}
 
 	a2 := testCatalog("a", "fast", map[string][]string{"fast": {"a.v2.0.0"}})
-	a2.Packages[0].Pos = declcfg.Position{File: "c/a/catalog.yaml", Line: 1, Col: 1}
-	a.Packages[0].Pos = declcfg.Position{File: "a/a/catalog.json", Line: 3, Col: 1}
+	a2.Packages[0].Pos = declcfg.Position{File: "c/a/catalog.yaml", Line: 1, Column: 1}
+	a.Packages[0].Pos = declcfg.Position{File: "a/a/catalog.json", Line: 3, Column: 1}
 	_, err = Merge([]Input{{Source: "A", Config: a}, {Source: "B", Config: b}, {Source: "C", Config: a2}}, MergeOptions{})
 	var ce *ConflictError
 	if !errors.As(err, &ce) {

@@ -23,9 +23,9 @@ const (
 // loaded root) and a 1-based line and column. The zero Position means
 // "not from a file" (e.g. a rendered bundle).
 type Position struct {
-	File string
-	Line int
-	Col  int
+	File   string
+	Line   int
+	Column int
 }
 
 // IsValid reports whether p names a file.
@@ -37,10 +37,10 @@ func (p Position) String() string {
 		return "-"
 	case p.Line == 0:
 		return p.File
-	case p.Col == 0:
+	case p.Column == 0:
 		return fmt.Sprintf("%s:%d", p.File, p.Line)
 	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
 }
 
 // DeclarativeConfig is a set of FBC blobs, grouped by schema. Within each

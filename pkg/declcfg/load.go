@@ -11,10 +11,12 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/opmkit/opm/internal/ignore"
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // IndexIgnoreFilename is the name of the files holding gitignore-style
@@ -26,13 +28,22 @@ const IndexIgnoreFilename = ".indexignore"
 type LoadError struct {
 	Pos Position
 	Err error
+
+	// text, when set, replaces Err's text after the position (a YAML
+	// error's document-relative line, for one, is left out: Pos has the
+	// file's line).
+	text string
 }
 
 func (e *LoadError) Error() string {
-	if !e.Pos.IsValid() {
-		return e.Err.Error()
+	msg := e.text
+	if msg == "" {
+		msg = e.Err.Error()
 	}
-	return e.Pos.String() + ": " + e.Err.Error()
+	if !e.Pos.IsValid() {
+		return msg
+	}
+	return e.Pos.String() + ": " + msg
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }
@@ -67,7 +78,8 @@ func WithPathPrefix(prefix string) LoadOption {
 }
 
 // LoadDir loads the FBC rooted at dir. Positions name files relative to the
-// current directory (dir/...).
+// current directory (dir/...). Every name is resolved inside dir: a
+// symbolic link that leads outside it is an error naming the file.
 func LoadDir(ctx context.Context, dir string, opts ...LoadOption) (*DeclarativeConfig, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -76,14 +88,23 @@ func LoadDir(ctx context.Context, dir string, opts ...LoadOption) (*DeclarativeC
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%q is not a directory", dir)
 	}
+	fsys, err := safefs.OpenDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
 	opts = append([]LoadOption{WithPathPrefix(filepath.ToSlash(filepath.Clean(dir)))}, opts...)
-	return LoadFS(ctx, os.DirFS(dir), opts...)
+	return LoadFS(ctx, fsys, opts...)
 }
 
 // LoadFS loads every non-ignored file of fsys, whatever its extension, as
 // upstream does. Files are parsed in parallel; the result lists blobs in
 // lexical file order, and in document order within a file. When several
 // files are bad, the error is the one of the first bad file.
+//
+// Only regular files are read (a FIFO, device or socket is an error naming
+// it), none larger than the limit of ctx (see [WithMaxFileSize]), and the
+// load stops when ctx is done.
 func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeConfig, error) {
 	if fsys == nil {
 		return nil, errors.New("no filesystem to load")
@@ -95,12 +116,16 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 	if o.concurrency < 1 {
 		o.concurrency = 1
 	}
-	matcher, err := ignore.New(fsys, IndexIgnoreFilename)
+	sfs, ok := fsys.(*safefs.FS)
+	if !ok {
+		sfs = safefs.New(ctx, fsys)
+	}
+	matcher, err := ignore.New(sfs, IndexIgnoreFilename)
 	if err != nil {
 		return nil, err
 	}
 	var files []string
-	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(sfs, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return &LoadError{Pos: Position{File: o.name(p)}, Err: err}
 		}
@@ -111,41 +136,51 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 		return nil
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 
 	results := make([]*DeclarativeConfig, len(files))
 	errs := make([]error, len(files))
-	var next atomic.Int64
-	firstBad := atomic.Int64{}
+	var firstBad atomic.Int64
 	firstBad.Store(int64(len(files)))
-	var wg sync.WaitGroup
-	for w := 0; w < min(o.concurrency, len(files)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte // reused across this worker's files: nothing keeps a reference to file bytes
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) || int64(i) > firstBad.Load() {
-					return
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var g errgroup.Group
+		g.SetLimit(o.concurrency)
+		for i := range files {
+			if int64(i) > firstBad.Load() || ctx.Err() != nil {
+				break
+			}
+			g.Go(func() error {
+				if int64(i) > firstBad.Load() {
+					return nil // a file before it is bad already
 				}
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					storeMin(&firstBad, int64(i))
-					return
-				}
-				cfg, err := loadFileBuf(fsys, files[i], o.name(files[i]), &buf)
+				cfg, err := loadFile(sfs, files[i], o.name(files[i]))
 				if err != nil {
 					errs[i] = err
 					storeMin(&firstBad, int64(i))
-					continue
+					return nil
 				}
 				results[i] = cfg
-			}
-		}()
+				return nil
+			})
+		}
+		g.Wait()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		// Return at once; files being parsed are abandoned (their reads
+		// stop at the next chunk).
+		return nil, ctx.Err()
 	}
-	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if i := firstBad.Load(); i < int64(len(files)) {
 		return nil, errs[i]
 	}
@@ -175,68 +210,51 @@ func (o loadOptions) name(p string) string {
 	return path.Join(o.prefix, p)
 }
 
-// loadFile reads and decodes one file of fsys; name is used in positions.
-func loadFile(fsys fs.FS, p, name string) (*DeclarativeConfig, error) {
-	var buf []byte
-	return loadFileBuf(fsys, p, name, &buf)
-}
-
-// loadFileBuf is loadFile reading into *buf, which it grows as needed.
-// Decoding copies whatever it keeps, so the buffer can be reused.
-func loadFileBuf(fsys fs.FS, p, name string, buf *[]byte) (*DeclarativeConfig, error) {
-	data, err := readFileInto(fsys, p, *buf)
-	if err != nil {
-		return nil, &LoadError{Pos: Position{File: name}, Err: err}
-	}
-	*buf = data[:0]
-	return decodeConfig(data, name)
-}
-
-// readFileInto reads the file p of fsys into buf's storage.
-func readFileInto(fsys fs.FS, p string, buf []byte) ([]byte, error) {
+// loadFile reads and decodes the file p of fsys; name is used in positions.
+func loadFile(fsys *safefs.FS, p, name string) (*DeclarativeConfig, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && int64(cap(buf)) < st.Size()+1 {
-		buf = make([]byte, 0, st.Size()+1)
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// LoadReader loads one stream (a file or standard input); name is used in
-// positions.
-func LoadReader(r io.Reader, name string) (*DeclarativeConfig, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
 		return nil, &LoadError{Pos: Position{File: name}, Err: err}
 	}
-	return decodeConfig(data, name)
+	defer f.Close()
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return decodeConfig(f, size, name, 0)
 }
 
-// LoadFile loads the single file p of fsys.
-func LoadFile(fsys fs.FS, p string) (*DeclarativeConfig, error) {
-	return loadFile(fsys, p, p)
+// LoadReader loads one stream; name is used in positions. It is
+// LoadReaderContext without a context: no cancellation, and the default
+// size limit.
+func LoadReader(r io.Reader, name string) (*DeclarativeConfig, error) {
+	return LoadReaderContext(context.Background(), r, name)
 }
 
-func decodeConfig(data []byte, name string) (*DeclarativeConfig, error) {
+// LoadReaderContext loads one stream (standard input, for one); name is
+// used in positions. It stops when ctx is done, even while waiting for
+// input. A stream has no size limit as a whole, but no single document or
+// value in it may be larger than the file size limit of ctx (see
+// WithMaxFileSize).
+func LoadReaderContext(ctx context.Context, r io.Reader, name string) (*DeclarativeConfig, error) {
+	return decodeConfig(safefs.Reader(ctx, r), -1, name, safefs.LimitsFrom(ctx).MaxFileSize)
+}
+
+// LoadFile loads the single file p of fsys, with the checks of LoadFS.
+func LoadFile(ctx context.Context, fsys fs.FS, p string) (*DeclarativeConfig, error) {
+	sfs, ok := fsys.(*safefs.FS)
+	if !ok {
+		sfs = safefs.New(ctx, fsys)
+	}
+	return loadFile(sfs, p, p)
+}
+
+// decodeConfig decodes the stream r (of size sizeHint, or -1) into a
+// config. maxWindow, when positive, bounds the bytes held at once.
+func decodeConfig(r io.Reader, sizeHint int64, name string, maxWindow int64) (*DeclarativeConfig, error) {
 	cfg := &DeclarativeConfig{}
-	err := decodeStream(data, name, func(n normalized, line, col int) error {
-		pos := Position{File: name, Line: line, Col: col}
+	err := decodeReader(r, sizeHint, maxWindow, name, func(n normalized, line, col int) error {
+		pos := Position{File: name, Line: line, Column: col}
 		if err := cfg.addBlob(n, pos); err != nil {
 			return &LoadError{Pos: pos, Err: err}
 		}

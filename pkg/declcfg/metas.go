@@ -10,7 +10,7 @@ package declcfg
 // passed as a Meta whose Blob is "null", as upstream's reader does.
 func WalkMetas(data []byte, name string, fn func(Meta) error) error {
 	return decodeStream(data, name, func(n normalized, line, col int) error {
-		m := Meta{Schema: n.schema, Package: n.pkg, Name: n.name, Blob: n.blob, Pos: Position{File: name, Line: line, Col: col}}
+		m := Meta{Schema: n.schema, Package: n.pkg, Name: n.name, Blob: n.blob, Pos: Position{File: name, Line: line, Column: col}}
 		if !n.hasKeys && m.Blob == nil {
 			m.Blob = []byte("null")
 		}

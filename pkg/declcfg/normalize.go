@@ -87,7 +87,7 @@ func extractMetaKeys(m map[string]any, n *normalized) error {
 		v := m[ks[0]]
 		s, ok := v.(string)
 		if !ok {
-			return fmt.Errorf("expected value for key %q to be a string, got %t: %v", key, v, v)
+			return fmt.Errorf("expected value for key %q to be a string, got %s", key, describeJSON(v))
 		}
 		switch key {
 		case "schema":
@@ -100,6 +100,25 @@ func extractMetaKeys(m map[string]any, n *normalized) error {
 	}
 	n.hasKeys = true
 	return nil
+}
+
+// describeJSON names the JSON type of a decoded value, with the value when
+// it is short: "null", "number 5", "bool true", "object", "array".
+// (Upstream formats it with %t, which prints "%!t(float64=5): 5".)
+func describeJSON(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		return "number " + strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		return "bool " + strconv.FormatBool(v)
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // resolveUnmarshalErr formats JSON type and syntax errors the way upstream
@@ -221,8 +240,22 @@ func unquoteSimple(v []byte) (string, bool) {
 }
 
 type fastParser struct {
-	src []byte
-	i   int
+	src   []byte
+	i     int
+	depth int
+	// short is set when the input ended inside the value: a stream
+	// decoder with more input to come retries with more.
+	short bool
+}
+
+// atEnd reports whether the input is exhausted at p.i, noting that the
+// value was cut short.
+func (p *fastParser) atEnd(i int) bool {
+	if i >= len(p.src) {
+		p.short = true
+		return true
+	}
+	return false
 }
 
 // member is one key/value of an object being normalised; offsets index the
@@ -247,7 +280,7 @@ func (p *fastParser) skipSpace() {
 
 func (p *fastParser) value(out []byte) ([]byte, error) {
 	p.skipSpace()
-	if p.i >= len(p.src) {
+	if p.atEnd(p.i) {
 		return out, errDecline
 	}
 	switch c := p.src[p.i]; {
@@ -272,6 +305,9 @@ func (p *fastParser) value(out []byte) ([]byte, error) {
 
 func (p *fastParser) literal(out []byte, lit string) ([]byte, error) {
 	if !bytes.HasPrefix(p.src[p.i:], []byte(lit)) {
+		if bytes.HasPrefix([]byte(lit), p.src[p.i:]) {
+			p.short = true
+		}
 		return out, errDecline
 	}
 	p.i += len(lit)
@@ -282,6 +318,11 @@ func (p *fastParser) literal(out []byte, lit string) ([]byte, error) {
 // returned (for schema/package/name extraction).
 func (p *fastParser) object(out []byte, keep bool) ([]byte, []member, error) {
 	p.i++ // '{'
+	if p.depth++; p.depth > maxDepth {
+		// encoding/json refuses it, with its own words.
+		return out, nil, errDecline
+	}
+	defer func() { p.depth-- }()
 	objStart := len(out)
 	out = append(out, '{')
 	var members []member
@@ -292,7 +333,7 @@ func (p *fastParser) object(out []byte, keep bool) ([]byte, []member, error) {
 	}
 	for {
 		p.skipSpace()
-		if p.i >= len(p.src) || p.src[p.i] != '"' {
+		if p.atEnd(p.i) || p.src[p.i] != '"' {
 			return out, nil, errDecline
 		}
 		if len(members) > 0 {
@@ -314,7 +355,7 @@ func (p *fastParser) object(out []byte, keep bool) ([]byte, []member, error) {
 			key = s
 		}
 		p.skipSpace()
-		if p.i >= len(p.src) || p.src[p.i] != ':' {
+		if p.atEnd(p.i) || p.src[p.i] != ':' {
 			return out, nil, errDecline
 		}
 		p.i++
@@ -326,7 +367,7 @@ func (p *fastParser) object(out []byte, keep bool) ([]byte, []member, error) {
 		}
 		members = append(members, member{key: key, start: keyStart, valStart: valStart, valEnd: len(out)})
 		p.skipSpace()
-		if p.i >= len(p.src) {
+		if p.atEnd(p.i) {
 			return out, nil, errDecline
 		}
 		if p.src[p.i] == ',' {
@@ -381,6 +422,10 @@ func (p *fastParser) object(out []byte, keep bool) ([]byte, []member, error) {
 
 func (p *fastParser) array(out []byte) ([]byte, error) {
 	p.i++ // '['
+	if p.depth++; p.depth > maxDepth {
+		return out, errDecline
+	}
+	defer func() { p.depth-- }()
 	out = append(out, '[')
 	p.skipSpace()
 	if p.i < len(p.src) && p.src[p.i] == ']' {
@@ -397,7 +442,7 @@ func (p *fastParser) array(out []byte) ([]byte, error) {
 			return out, err
 		}
 		p.skipSpace()
-		if p.i >= len(p.src) {
+		if p.atEnd(p.i) {
 			return out, errDecline
 		}
 		if p.src[p.i] == ',' {
@@ -448,7 +493,7 @@ func (p *fastParser) str(out []byte) ([]byte, error) {
 		}
 		end++
 	}
-	if end >= len(p.src) {
+	if p.atEnd(end) {
 		return out, errDecline
 	}
 	var s string
@@ -465,7 +510,7 @@ func (p *fastParser) number(out []byte) ([]byte, error) {
 	if p.src[j] == '-' {
 		j++
 	}
-	if j >= len(p.src) {
+	if p.atEnd(j) {
 		return out, errDecline
 	}
 	intStart := j
@@ -487,6 +532,7 @@ func (p *fastParser) number(out []byte) ([]byte, error) {
 			j++
 		}
 		if j == d {
+			p.atEnd(j)
 			return out, errDecline
 		}
 	}
@@ -501,8 +547,13 @@ func (p *fastParser) number(out []byte) ([]byte, error) {
 			j++
 		}
 		if j == d {
+			p.atEnd(j)
 			return out, errDecline
 		}
+	}
+	if p.atEnd(j) {
+		// The number may go on past the input.
+		return out, errDecline
 	}
 	p.i = j
 	tok := p.src[start:j]

@@ -45,7 +45,7 @@ func TestNormalizeErrors(t *testing.T) {
 		name, in, want string
 	}{
 		{"Error/CaseDuplicate", `{"Schema":"a","schema":"b"}`, `duplicate keys for key "schema": [Schema schema]`},
-		{"Error/NonStringSchema", `{"schema":5}`, `expected value for key "schema" to be a string, got %!t(float64=5): 5`},
+		{"Error/NonStringSchema", `{"schema":5}`, `expected value for key "schema" to be a string, got number 5`},
 		{"Error/NotAnObject", `"not fbc"`, "json: cannot unmarshal string into Go value of type map[string]interface {} at offset 9 (indicated by <==)\n \"not fbc\" <== "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,7 +21,7 @@ type Blob struct {
 // holding all of its blobs at once.
 func WalkFile(data []byte, name string, fn func(Blob) error) error {
 	return decodeStream(data, name, func(n normalized, line, col int) error {
-		pos := Position{File: name, Line: line, Col: col}
+		pos := Position{File: name, Line: line, Column: col}
 		var cfg DeclarativeConfig
 		if err := cfg.addBlob(n, pos); err != nil {
 			return &LoadError{Pos: pos, Err: err}

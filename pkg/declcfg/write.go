@@ -36,7 +36,7 @@ func WriteJSON(cfg DeclarativeConfig, w io.Writer) error {
 	var compact, indented []byte
 	err := walkOrdered(cfg, func(v any) error {
 		compact = appendBlob(compact[:0], v)
-		indented = appendIndent(indented[:0], compact)
+		indented = appendIndent(indented[:0], compact, bw)
 		indented = append(indented, '\n')
 		_, err := bw.Write(indented)
 		return err
@@ -398,10 +398,16 @@ func appendDeprecation(dst []byte, d *Deprecation) []byte {
 	return append(dst, '}')
 }
 
+// indentFlush is how much indented output appendIndent holds before
+// writing it out, when it has somewhere to write it.
+const indentFlush = 64 << 10
+
 // appendIndent re-indents compact JSON with four spaces exactly as
 // json.Indent does (empty objects and arrays stay "{}" and "[]"). String
-// contents are copied verbatim.
-func appendIndent(dst, src []byte) []byte {
+// contents are copied verbatim. With a writer w, output is written to it as
+// it goes (what is returned is the rest), so that a large blob is not held
+// twice; w's errors are sticky and left to its caller.
+func appendIndent(dst, src []byte, w *bufio.Writer) []byte {
 	depth := 0
 	needIndent := false
 	for i := 0; i < len(src); i++ {
@@ -427,7 +433,13 @@ func appendIndent(dst, src []byte) []byte {
 				}
 				break
 			}
-			dst = append(dst, src[i:min(j+1, len(src))]...)
+			if w != nil && len(dst)+j-i > indentFlush {
+				w.Write(dst)
+				dst = dst[:0]
+				w.Write(src[i:min(j+1, len(src))])
+			} else {
+				dst = append(dst, src[i:min(j+1, len(src))]...)
+			}
 			i = j
 		case '{', '[':
 			needIndent = true
@@ -448,6 +460,10 @@ func appendIndent(dst, src []byte) []byte {
 		case ' ', '\t', '\n', '\r':
 		default:
 			dst = append(dst, c)
+		}
+		if w != nil && len(dst) > indentFlush {
+			w.Write(dst)
+			dst = dst[:0]
 		}
 	}
 	return dst

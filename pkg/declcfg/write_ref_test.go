@@ -41,7 +41,7 @@ func refEncode(v any) ([]byte, error) {
 
 // ourEncode is WriteJSON's encoding of one blob.
 func ourEncode(v any) []byte {
-	out := appendIndent(nil, appendBlob(nil, v))
+	out := appendIndent(nil, appendBlob(nil, v), nil)
 	return append(out, '\n')
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 func pos(line int) declcfg.Position {
-	return declcfg.Position{File: "catalog.yaml", Line: line, Col: 1}
+	return declcfg.Position{File: "catalog.yaml", Line: line, Column: 1}
 }
 
 func pkg(name, def string, line int) declcfg.Package {

@@ -22,7 +22,21 @@ func renderBundleDir(ctx context.Context, dir string, opts Options, pre *rendere
 	if r, ok := pre.take(dir); ok {
 		return r.rendered, r.err
 	}
-	return renderBundleFS(ctx, os.DirFS(dir), "", opts)
+	return renderBundleRoot(ctx, dir, opts)
+}
+
+// renderBundleRoot parses the bundle directory dir (every name resolved
+// inside it: a link leading out is an error naming the file) and renders
+// it as renderBundleFS does, with no image.
+func renderBundleRoot(ctx context.Context, dir string, opts Options) (rendered, error) {
+	if err := ctx.Err(); err != nil {
+		return rendered{}, err
+	}
+	b, err := bundle.ParseDir(ctx, dir)
+	if err != nil {
+		return rendered{}, err
+	}
+	return renderParsedBundle(b, "", opts)
 }
 
 // prefetchBundleDirs renders every bundle directory among opts.Refs
@@ -47,7 +61,7 @@ func prefetchBundleDirs(ctx context.Context, opts Options) *renderedAhead {
 		return nil
 	}
 	return renderAhead(ctx, dirs, runtime.GOMAXPROCS(0), func(ctx context.Context, dir string) (rendered, error) {
-		return renderBundleFS(ctx, os.DirFS(dir), "", opts)
+		return renderBundleRoot(ctx, dir, opts)
 	})
 }
 
@@ -90,10 +104,15 @@ func renderBundleFS(ctx context.Context, fsys fs.FS, image string, opts Options)
 	if err := ctx.Err(); err != nil {
 		return rendered{}, err
 	}
-	b, err := bundle.ParseFS(fsys)
+	b, err := bundle.ParseFS(ctx, fsys)
 	if err != nil {
 		return rendered{}, err
 	}
+	return renderParsedBundle(b, image, opts)
+}
+
+// renderParsedBundle is renderBundleFS after the parse.
+func renderParsedBundle(b *bundle.Bundle, image string, opts Options) (rendered, error) {
 	if image == "" && opts.ImageRefTemplate != nil {
 		pkg, err := b.PackageProperty()
 		if err != nil {

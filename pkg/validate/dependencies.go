@@ -118,7 +118,7 @@ func CheckDependencies(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts
 			Severity: SeverityWarning,
 			Code:     CodeDependenciesUnresolvable,
 			Message:  fmt.Sprintf("bundle %q, head of %s, cannot be installed: %s", h.name, which, why),
-			File:     p.File, Line: p.Line, Column: p.Col,
+			File:     p.File, Line: p.Line, Column: p.Column,
 			Package: h.pkg, Bundle: h.name,
 			Help: "give the catalogs its dependencies come from with --with, or fix its dependency properties; " +
 				"opm resolve --catalog NAME=DIR --subscribe PACKAGE:CHANNEL explains in full",

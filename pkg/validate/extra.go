@@ -87,7 +87,7 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 	var out []Finding
 	warn := func(code string, pos declcfg.Position, pkg, ch, b, help, format string, args ...any) {
 		out = append(out, Finding{Severity: SeverityWarning, Code: code, Message: fmt.Sprintf(format, args...),
-			File: pos.File, Line: pos.Line, Column: pos.Col, Package: pkg, Channel: ch, Bundle: b, Help: help})
+			File: pos.File, Line: pos.Line, Column: pos.Column, Package: pkg, Channel: ch, Bundle: b, Help: help})
 	}
 
 	facts := make([]bundleFacts, len(cfg.Bundles))

@@ -44,7 +44,7 @@ type Finding struct {
 
 // Pos returns the finding's position.
 func (f Finding) Pos() declcfg.Position {
-	return declcfg.Position{File: f.File, Line: f.Line, Col: f.Column}
+	return declcfg.Position{File: f.File, Line: f.Line, Column: f.Column}
 }
 
 func fromIssue(sev Severity, is model.Issue) Finding {
@@ -54,7 +54,7 @@ func fromIssue(sev Severity, is model.Issue) Finding {
 		Message:  is.Message,
 		File:     is.Pos.File,
 		Line:     is.Pos.Line,
-		Column:   is.Pos.Col,
+		Column:   is.Pos.Column,
 		Package:  is.Package,
 		Channel:  is.Channel,
 		Bundle:   is.Bundle,

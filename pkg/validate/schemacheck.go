@@ -195,7 +195,7 @@ func (sc *schemaChecker) check(ref blobRef) []Finding {
 				msg = p + ": " + msg
 			}
 			out = append(out, Finding{Severity: sev, Code: code, Message: msg,
-				File: ref.pos.File, Line: ref.pos.Line, Column: ref.pos.Col,
+				File: ref.pos.File, Line: ref.pos.Line, Column: ref.pos.Column,
 				Package: ref.pkg, Channel: ref.channel, Bundle: ref.bundle})
 		}
 	}

@@ -131,7 +131,7 @@ func LoadErrorResult(err error) *Result {
 	f := Finding{Severity: SeverityError, Code: CodeLoad, Message: declcfg.UpstreamMessage(err)}
 	var le *declcfg.LoadError
 	if errors.As(err, &le) {
-		f.File, f.Line, f.Column = le.Pos.File, le.Pos.Line, le.Pos.Col
+		f.File, f.Line, f.Column = le.Pos.File, le.Pos.Line, le.Pos.Column
 	}
 	return &Result{Passed: false, Message: f.Message, Findings: []Finding{f}}
 }

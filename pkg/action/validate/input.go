@@ -32,7 +32,7 @@ func LoadInput(ctx context.Context, ref string, stdin io.Reader, reg render.Regi
 		if stdin == nil {
 			return nil, errors.New("no standard input")
 		}
-		cfg, err := declcfg.LoadReader(stdin, StdinName)
+		cfg, err := declcfg.LoadReaderContext(ctx, stdin, StdinName)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +51,7 @@ func LoadInput(ctx context.Context, ref string, stdin io.Reader, reg render.Regi
 			return nil, err
 		}
 		defer f.Close()
-		return declcfg.LoadReader(f, ref)
+		return declcfg.LoadReaderContext(ctx, f, ref)
 	case !errors.Is(err, fs.ErrNotExist) || !looksLikeImage(ref):
 		return nil, err
 	}

@@ -132,6 +132,9 @@ type GlobalOptions struct {
 	SkipTLSVerify bool
 	UseHTTP       bool
 	SkipTLS       bool // deprecated: behaves like UseHTTP
+	// MaxFileSize is the largest catalog or bundle file read, in bytes
+	// (0: no limit); root puts it in the command's context.
+	MaxFileSize int64
 }
 
 // TLS resolves the TLS flags as upstream does, rejecting the same three

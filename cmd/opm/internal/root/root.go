@@ -15,11 +15,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/pkg/declcfg"
 )
 
 // New builds the root command with every subcommand.
 func New(ios *cmdutil.IOStreams) *cobra.Command {
-	g := &cmdutil.GlobalOptions{}
+	g := &cmdutil.GlobalOptions{MaxFileSize: declcfg.DefaultMaxFileSize}
 	cmd := &cobra.Command{
 		Use:   "opm",
 		Short: "operator package manager",
@@ -44,10 +45,12 @@ file-based catalogs (FBC) and operator bundles.`,
 	// Not pflag's MarkDeprecated: cobra prints its notice on the "out"
 	// writer, i.e. into the stdout scripts pipe to jq. Same words, stderr.
 	_ = pf.MarkHidden("skip-tls")
+	pf.Var(cmdutil.SizeValue{N: &g.MaxFileSize}, "max-file-size", "largest catalog or bundle file read (bytes, or with KiB, MiB, GiB; 0: no limit)")
 	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		if f := c.Flags().Lookup("skip-tls"); f != nil && f.Changed {
 			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
 		}
+		c.SetContext(declcfg.WithMaxFileSize(c.Context(), g.MaxFileSize))
 	}
 
 	alpha := &cobra.Command{
@@ -218,6 +221,9 @@ func Run(args []string, ios *cmdutil.IOStreams) int {
 	err := cmd.ExecuteContext(ctx)
 	if err != nil && cmdutil.ShouldPrint(err) {
 		fmt.Fprintf(ios.ErrOut, "Error: %v\n", err)
+		if errors.Is(err, declcfg.ErrFileTooLarge) {
+			fmt.Fprintln(ios.ErrOut, "The limit is set with --max-file-size.")
+		}
 		var fe *cmdutil.FlagError
 		if errors.As(err, &fe) {
 			c, _, ferr := cmd.Find(args)

@@ -1,0 +1,383 @@
+// Package safefs reads trees of untrusted files (catalog directories,
+// bundle directories, extracted images) within bounds:
+//
+//   - a directory opened with [OpenDir] resolves every name, symbolic links
+//     included, inside it (os.Root): a link that leads outside is an error
+//     naming the file, never a read of what it points to;
+//   - only regular files and directories are opened: a FIFO, a device or a
+//     socket is refused before anything blocks on it;
+//   - no file is read past a size limit (the limit travels in the context,
+//     see [WithLimits]);
+//   - reads stop as soon as the context is done.
+//
+// Errors are *fs.PathError values naming the file, wrapping [ErrEscapes],
+// [ErrNotRegular] or a *[TooLargeError] (errors.Is(err, [ErrTooLarge])).
+package safefs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// DefaultMaxFileSize is the default limit on the size of one file.
+const DefaultMaxFileSize int64 = 256 << 20
+
+var (
+	// ErrEscapes is the error of a name that resolves outside the
+	// directory being read (through a symbolic link, or an absolute link).
+	ErrEscapes = errors.New("a symbolic link leads outside the directory being read, or is absolute")
+	// ErrNotRegular is the error of a FIFO, device or socket.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge is matched by every *TooLargeError.
+	ErrTooLarge = errors.New("file too large")
+)
+
+// TooLargeError is the error of a file over the size limit.
+type TooLargeError struct {
+	Size  int64 // the file's size, or -1 when it is not known (a stream)
+	Limit int64
+	// Document is set when the limit was hit by one document or value of
+	// a stream, rather than by a file.
+	Document bool
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Document {
+		return fmt.Sprintf("a document or value larger than the limit of %s on a single file", FormatSize(e.Limit))
+	}
+	if e.Size < 0 {
+		return fmt.Sprintf("larger than the limit of %s on a single file", FormatSize(e.Limit))
+	}
+	return fmt.Sprintf("file size %s is over the limit of %s on a single file", FormatSize(e.Size), FormatSize(e.Limit))
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// FormatSize writes n bytes in the largest binary unit that keeps it
+// readable: "256 MiB", "1.5 GiB", "999 bytes".
+func FormatSize(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	f, u := float64(n)/1024, 0
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[u])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[u])
+}
+
+// Limits bound what reading one file may cost.
+type Limits struct {
+	// MaxFileSize is the largest file read, in bytes; 0 or less means no
+	// limit.
+	MaxFileSize int64
+}
+
+type limitsKey struct{}
+
+// WithLimits returns a context under which readers of this package apply
+// l.
+func WithLimits(ctx context.Context, l Limits) context.Context {
+	return context.WithValue(ctx, limitsKey{}, l)
+}
+
+// LimitsFrom returns the limits of ctx: those set by WithLimits, or the
+// defaults.
+func LimitsFrom(ctx context.Context) Limits {
+	if l, ok := ctx.Value(limitsKey{}).(Limits); ok {
+		return l
+	}
+	return Limits{MaxFileSize: DefaultMaxFileSize}
+}
+
+// FS is a bounded view of a filesystem. It implements fs.FS, fs.StatFS,
+// fs.ReadDirFS and fs.ReadFileFS, so fs.WalkDir, fs.ReadDir and
+// fs.ReadFile go through its checks.
+type FS struct {
+	ctx   context.Context
+	fsys  fs.FS
+	root  *os.Root // set by OpenDir
+	limit int64
+}
+
+// New returns fsys seen through the checks of this package, with the
+// limits of ctx. Names are resolved by fsys itself: only a filesystem from
+// [OpenDir] (or os.Root.FS) keeps symbolic links inside it.
+func New(ctx context.Context, fsys fs.FS) *FS {
+	return &FS{ctx: ctx, fsys: fsys, limit: LimitsFrom(ctx).MaxFileSize}
+}
+
+// OpenDir opens the directory dir as an os.Root: every name is resolved
+// inside it. Close it when done.
+func OpenDir(ctx context.Context, dir string) (*FS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	f := New(ctx, root.FS())
+	f.root = root
+	return f, nil
+}
+
+// Close releases the directory opened by OpenDir (a no-op otherwise).
+func (f *FS) Close() error {
+	if f.root == nil {
+		return nil
+	}
+	return f.root.Close()
+}
+
+// Open opens name. Directories and regular files are opened; regular files
+// are read within the size limit and the context.
+func (f *FS) Open(name string) (fs.File, error) {
+	if err := f.ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Look before opening: opening a FIFO blocks until a writer comes, and
+	// opening a device can have effects of its own.
+	st, err := fs.Stat(f.fsys, name)
+	if err != nil {
+		return nil, pathError("open", name, err)
+	}
+	if st.IsDir() {
+		file, err := f.fsys.Open(name)
+		if err != nil {
+			return nil, pathError("open", name, err)
+		}
+		return file, nil
+	}
+	if err := f.check(name, st); err != nil {
+		return nil, err
+	}
+	var file fs.File
+	if f.root != nil {
+		// O_NONBLOCK: should the file have been swapped for a FIFO since
+		// the Stat, opening it still does not block (it is refused below).
+		file, err = f.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	} else {
+		file, err = f.fsys.Open(name)
+	}
+	if err != nil {
+		return nil, pathError("open", name, err)
+	}
+	st, err = file.Stat()
+	if err == nil && !st.IsDir() {
+		err = f.check(name, st)
+	}
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return &boundedFile{File: file, fs: f, name: name, left: f.limit}, nil
+}
+
+// check refuses anything but a regular file within the limit.
+func (f *FS) check(name string, st fs.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(st.Mode()))}
+	}
+	if f.limit > 0 && st.Size() > f.limit {
+		return &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: st.Size(), Limit: f.limit}}
+	}
+	return nil
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeIrregular != 0:
+		return "an irregular file"
+	}
+	return "mode " + m.String()
+}
+
+// pathError names name in err, turning os.Root's escape error into
+// ErrEscapes.
+func pathError(op, name string, err error) error {
+	if isEscape(err) {
+		return &fs.PathError{Op: op, Path: name, Err: ErrEscapes}
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: op, Path: name, Err: pe.Err}
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// isEscape recognises os.Root's error for a name that leaves the root
+// (os does not export it; TestEscapeErrorText pins the text).
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// Stat returns the FileInfo of name (symbolic links followed).
+func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	if err := f.ctx.Err(); err != nil {
+		return nil, err
+	}
+	st, err := fs.Stat(f.fsys, name)
+	if err != nil {
+		return nil, pathError("stat", name, err)
+	}
+	return st, nil
+}
+
+// ReadDir lists the directory name.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if err := f.ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Look before opening, as Open does: a FIFO named like a directory
+	// must not block.
+	st, err := fs.Stat(f.fsys, name)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	if !st.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
+	}
+	entries, err := fs.ReadDir(f.fsys, name)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	return entries, nil
+}
+
+// ReadFile reads the regular file name whole.
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	file, err := f.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	size := 0
+	if st, err := file.Stat(); err == nil {
+		size = int(st.Size())
+	}
+	return ReadAll(file, size)
+}
+
+// ReadAll reads r to its end into a buffer sized for sizeHint bytes.
+func ReadAll(r io.Reader, sizeHint int) ([]byte, error) {
+	buf := make([]byte, 0, sizeHint+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readChunk bounds one Read, so that the context is looked at between
+// chunks of a large file.
+const readChunk = 4 << 20
+
+// boundedFile is an open regular file read within the limit and the context.
+type boundedFile struct {
+	fs.File
+	fs   *FS
+	name string
+	left int64 // bytes that may still be read; unlimited when fs.limit <= 0
+}
+
+func (f *boundedFile) Read(p []byte) (int, error) {
+	if err := f.fs.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if len(p) > readChunk {
+		p = p[:readChunk]
+	}
+	limited := f.fs.limit > 0
+	if limited && int64(len(p)) > f.left+1 {
+		p = p[:f.left+1]
+	}
+	n, err := f.File.Read(p)
+	if limited {
+		f.left -= int64(n)
+		if f.left < 0 {
+			// The file grew past the limit after it was opened.
+			return 0, &fs.PathError{Op: "read", Path: f.name, Err: &TooLargeError{Size: -1, Limit: f.fs.limit}}
+		}
+	}
+	if err != nil && err != io.EOF {
+		return n, pathError("read", f.name, err)
+	}
+	return n, err
+}
+
+// Reader returns r read under ctx: a Read waiting on r (a terminal, a
+// pipe) returns as soon as ctx is done. A stream has no size limit here:
+// its readers bound what they hold of it.
+func Reader(ctx context.Context, r io.Reader) io.Reader {
+	return &ctxReader{ctx: ctx, r: r}
+}
+
+type ctxReader struct {
+	ctx       context.Context
+	r         io.Reader
+	buf       []byte // owned by the reading goroutine while a Read runs
+	abandoned bool   // a Read was left running when ctx was done
+}
+
+// streamChunk is the most one Read of a stream asks for.
+const streamChunk = 1 << 20
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if c.abandoned {
+		return 0, errors.New("read after cancellation")
+	}
+	if c.buf == nil {
+		c.buf = make([]byte, streamChunk)
+	}
+	// The Read runs in its own goroutine, into the reader's own buffer:
+	// when ctx is done first, it is abandoned (with the buffer) and never
+	// touches p.
+	ch := make(chan readResult, 1)
+	buf := c.buf[:min(len(p), len(c.buf))]
+	go func() {
+		n, err := c.r.Read(buf)
+		ch <- readResult{n, err}
+	}()
+	select {
+	case res := <-ch:
+		return copy(p, buf[:res.n]), res.err
+	case <-c.ctx.Done():
+		c.abandoned = true
+		c.buf = nil
+		return 0, c.ctx.Err()
+	}
+}
