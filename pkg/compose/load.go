@@ -34,13 +34,8 @@ func Load(ctx context.Context, ref string, opts LoadOptions) (*declcfg.Declarati
 		return declcfg.LoadReaderContext(ctx, opts.Stdin, StdinName)
 	}
 	st, err := os.Stat(ref)
-	if err == nil && st.Mode().IsRegular() {
-		f, err := os.Open(ref)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return declcfg.LoadReader(f, ref)
+	if err == nil && !st.IsDir() {
+		return declcfg.LoadPath(ctx, ref)
 	}
 	if err != nil && image.IsPath(ref) {
 		return nil, err // a mistyped path, not an image to pull

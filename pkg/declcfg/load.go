@@ -249,6 +249,23 @@ func LoadFile(ctx context.Context, fsys fs.FS, p string) (*DeclarativeConfig, er
 	return loadFile(sfs, p, p)
 }
 
+// LoadPath loads the single file at path with the checks of LoadFS (a
+// regular file, within the size limit of ctx, cancellable); positions name
+// path as given. A symbolic link at path itself is followed, since it is
+// the file the caller named.
+func LoadPath(ctx context.Context, path string) (*DeclarativeConfig, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	sfs, err := safefs.OpenDir(ctx, filepath.Dir(real))
+	if err != nil {
+		return nil, err
+	}
+	defer sfs.Close()
+	return loadFile(sfs, filepath.Base(real), path)
+}
+
 // decodeConfig decodes the stream r (of size sizeHint, or -1) into a
 // config. maxWindow, when positive, bounds the bytes held at once.
 func decodeConfig(r io.Reader, sizeHint int64, name string, maxWindow int64) (*DeclarativeConfig, error) {

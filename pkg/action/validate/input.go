@@ -11,6 +11,7 @@ import (
 	"github.com/distribution/reference"
 
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 )
 
@@ -46,12 +47,7 @@ func LoadInput(ctx context.Context, ref string, stdin io.Reader, reg render.Regi
 	case err == nil && st.IsDir():
 		return declcfg.LoadDir(ctx, ref)
 	case err == nil:
-		f, err := os.Open(ref)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return declcfg.LoadReaderContext(ctx, f, ref)
+		return declcfg.LoadPath(ctx, ref)
 	case !errors.Is(err, fs.ErrNotExist) || !looksLikeImage(ref):
 		return nil, err
 	}
@@ -70,7 +66,7 @@ func isEmpty(cfg *declcfg.DeclarativeConfig) bool {
 // looksLikeImage reports whether ref can be an image reference rather than
 // a mistyped path.
 func looksLikeImage(ref string) bool {
-	if strings.HasPrefix(ref, ".") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "~") {
+	if strings.HasPrefix(ref, ".") || image.IsPath(ref) {
 		return false
 	}
 	for _, p := range []string{"oci:", "oci-archive:", "docker-archive:"} {
