@@ -3,6 +3,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/cmd/opm/internal/build"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/cmd/opm/internal/generate"
 	graphcmd "github.com/opmkit/opm/cmd/opm/internal/graph"
@@ -31,4 +32,5 @@ var commands = []command{
 	{alpha: true, build: rendergraph.NewCmd},
 	{build: graphcmd.NewCmd},
 	{build: validatecmd.NewCmd},
+	{build: build.NewCmd},
 }
