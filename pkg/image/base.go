@@ -52,7 +52,9 @@ type BaseImage struct {
 	// Digest and MediaType are the image manifest's.
 	Digest    v1.Hash
 	MediaType types.MediaType
-	Manifest  *v1.Manifest
+	// Manifest is the parsed manifest, RawManifest its bytes.
+	Manifest    *v1.Manifest
+	RawManifest []byte
 	// Config is the parsed image config, RawConfig its bytes.
 	Config    *v1.ConfigFile
 	RawConfig []byte
@@ -210,7 +212,7 @@ func (br *baseReader) image(ctx context.Context, fm fetchedManifest) (*BaseImage
 	if len(cf.RootFS.DiffIDs) != len(m.Layers) {
 		return nil, fmt.Errorf("config %s: %d diff_ids for %d layers in manifest %s", m.Config.Digest, len(cf.RootFS.DiffIDs), len(m.Layers), fm.desc.Digest)
 	}
-	img := &BaseImage{Digest: fm.desc.Digest, MediaType: mt, Manifest: m, Config: cf, RawConfig: raw}
+	img := &BaseImage{Digest: fm.desc.Digest, MediaType: mt, Manifest: m, RawManifest: fm.raw, Config: cf, RawConfig: raw}
 	for i, ld := range m.Layers {
 		if ld.Digest.Algorithm != "sha256" {
 			return nil, fmt.Errorf("layer %s: unsupported digest algorithm %q", ld.Digest, ld.Digest.Algorithm)

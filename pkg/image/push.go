@@ -273,13 +273,24 @@ func (m mountImage) LayerByDigest(h v1.Hash) (v1.Layer, error) {
 	return m.mountable(l), nil
 }
 
+// mountIndex does the same for the images of an index. (Its index is a
+// named field: embedded, the field ImageIndex would hide the method.)
 type mountIndex struct {
-	v1.ImageIndex
+	idx v1.ImageIndex
 	dst name.Repository
 }
 
+func (m mountIndex) MediaType() (types.MediaType, error)       { return m.idx.MediaType() }
+func (m mountIndex) Digest() (v1.Hash, error)                  { return m.idx.Digest() }
+func (m mountIndex) Size() (int64, error)                      { return m.idx.Size() }
+func (m mountIndex) IndexManifest() (*v1.IndexManifest, error) { return m.idx.IndexManifest() }
+func (m mountIndex) RawManifest() ([]byte, error)              { return m.idx.RawManifest() }
+func (m mountIndex) ImageIndex(h v1.Hash) (v1.ImageIndex, error) {
+	return nil, fmt.Errorf("index %s: nested indexes are not written", h)
+}
+
 func (m mountIndex) Image(h v1.Hash) (v1.Image, error) {
-	img, err := m.ImageIndex.Image(h)
+	img, err := m.idx.Image(h)
 	if err != nil {
 		return nil, err
 	}
@@ -435,12 +446,15 @@ func marshalIndex(entries []v1.Descriptor) ([]byte, error) {
 
 // writeLayout adds a to the OCI layout directory dst.Path, creating it when
 // it does not exist. The entry named dst.Tag (or, without a tag, every
-// unnamed entry) is replaced; other entries and every blob stay.
-func writeLayout(ctx context.Context, dst Destination, a Artifact, lim Limits) error {
+// unnamed entry) is replaced; other entries and every blob stay. A layout
+// this call started (a new or empty directory) is removed again when the
+// write fails.
+func writeLayout(ctx context.Context, dst Destination, a Artifact, lim Limits) (err error) {
 	top, blobs, err := artifactBlobs(a)
 	if err != nil {
 		return err
 	}
+	_, statErr := os.Lstat(dst.Path)
 	if err := os.MkdirAll(dst.Path, 0o755); err != nil {
 		return err
 	}
@@ -465,6 +479,23 @@ func writeLayout(ctx context.Context, dst Destination, a Artifact, lim Limits) e
 		return err
 	} else if _, err := readFile(ctx, dirStore{root}, "oci-layout", "manifest", lim.Manifest); err != nil {
 		return fmt.Errorf("oci-layout: %w", err)
+	}
+	if fresh {
+		defer func() {
+			if err == nil {
+				return
+			}
+			if errors.Is(statErr, fs.ErrNotExist) {
+				os.RemoveAll(dst.Path)
+				return
+			}
+			for _, n := range []string{"blobs", "index.json", "oci-layout"} {
+				root.RemoveAll(n)
+			}
+		}()
+		if err := putRootFile(root, "oci-layout", []byte(ociLayoutFile)); err != nil {
+			return err
+		}
 	}
 	var entries []v1.Descriptor
 	if !fresh {
@@ -499,13 +530,7 @@ func writeLayout(ctx context.Context, dst Destination, a Artifact, lim Limits) e
 	if err != nil {
 		return err
 	}
-	if err := putRootFile(root, "index.json", idx); err != nil {
-		return err
-	}
-	if fresh {
-		return putRootFile(root, "oci-layout", []byte(ociLayoutFile))
-	}
-	return nil
+	return putRootFile(root, "index.json", idx)
 }
 
 // putLayoutBlob writes blob b into the layout unless a regular file with

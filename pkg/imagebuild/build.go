@@ -65,7 +65,7 @@ type CatalogOptions struct {
 	// them; on scratch the Dockerfile sets none, so nil sets none).
 	Entrypoint, Cmd []string
 	// Created is the config's creation time; ModTime the files'. See
-	// [Epoch].
+	// [Epoch]. The zero time is the Unix epoch.
 	Created, ModTime time.Time
 	// Limits bound the directory read (see [LayerOptions]).
 	Limits  image.Limits

@@ -100,7 +100,11 @@ func newImage(s imageSpec) (*Image, error) {
 	layers = append(layers, l)
 	m.Layers = append(m.Layers, v1.Descriptor{MediaType: layerType, Size: l.size, Digest: l.digest})
 
-	cf.Created = v1.Time{Time: s.created.UTC()}
+	created := s.created
+	if created.IsZero() {
+		created = time.Unix(0, 0)
+	}
+	cf.Created = v1.Time{Time: created.UTC()}
 	if cf.Config.Labels == nil {
 		cf.Config.Labels = map[string]string{}
 	}
