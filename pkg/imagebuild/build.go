@@ -55,8 +55,9 @@ type CatalogOptions struct {
 	Base     *image.Base
 	BaseName string
 	// Platforms are the platforms of a scratch image, one image each
-	// (default [DefaultPlatform]); with a base, its own are built (narrow
-	// them when opening it).
+	// (default [DefaultPlatform]). With a base, its own are built: narrow
+	// them when opening it, and pass them here too, so that a single one
+	// gives an image rather than an index of one.
 	Platforms []v1.Platform
 	// ExtraLabels are set after the configs label, as the Dockerfile's
 	// later LABEL lines.
@@ -149,8 +150,9 @@ func Bundle(ctx context.Context, o BundleOptions) (*Built, error) {
 }
 
 // assemble builds spec on every image of base (or on scratch, once per
-// platform): an index when the base is one or when several scratch
-// platforms are asked for, else one image.
+// platform). The result is an index when it has several images, or when
+// the base is an index and no platform was asked for (the base's shape is
+// kept); otherwise one image, as `docker build --platform` gives.
 func assemble(spec imageSpec, base *image.Base, baseName string, plats []v1.Platform) (*Built, error) {
 	b := &Built{Layer: spec.layer}
 	if base == nil {
@@ -185,7 +187,7 @@ func assemble(spec imageSpec, base *image.Base, baseName string, plats []v1.Plat
 			b.Images = append(b.Images, img)
 		}
 	}
-	if len(b.Images) == 1 && (base == nil || !base.IsIndex) {
+	if len(b.Images) == 1 && (base == nil || !base.IsIndex || len(plats) > 0) {
 		img := b.Images[0]
 		b.Artifact, b.Digest, b.MediaType = img, img.digest, img.manifest.MediaType
 		return b, nil

@@ -263,6 +263,15 @@ func TestCatalogOnIndex(t *testing.T) {
 	if got := strings.Join(b2.Platforms(), " "); got != "linux/arm64/v8" || b2.MediaType != types.OCIImageIndex {
 		t.Errorf("narrowed to %s (%s)", got, b2.MediaType)
 	}
+	// Narrowed to one platform, as asked: one image.
+	b3, err := Catalog(context.Background(), CatalogOptions{Dir: catalogDir(t), Base: narrow, Platforms: []v1.Platform{{OS: "linux", Architecture: "arm64"}}, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b3.Close()
+	if _, ok := b3.Artifact.(*Image); !ok || b3.MediaType != types.OCIManifestSchema1 {
+		t.Errorf("one platform asked for gave a %T (%s)", b3.Artifact, b3.MediaType)
+	}
 }
 
 func TestBundle(t *testing.T) {
