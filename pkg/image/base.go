@@ -175,7 +175,7 @@ func (br *baseReader) open(ctx context.Context, top fetchedManifest, platforms [
 		}
 		img.Platform = configPlatform(img.Config)
 		if len(platforms) > 0 && !satisfiesAny(img.Platform, platforms) {
-			return nil, fmt.Errorf("the base image is for %s, not %s", img.Platform.String(), platformList(platforms))
+			return nil, fmt.Errorf("the image is for %s, not %s", img.Platform.String(), platformList(platforms))
 		}
 		b.Images = []*BaseImage{img}
 	}

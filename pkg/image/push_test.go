@@ -181,7 +181,7 @@ func TestOpenBase(t *testing.T) {
 		{name: "Success/Single", ref: single, want: "linux/amd64"},
 		{name: "Success/SingleMatches", ref: single, plats: []v1.Platform{p("linux/amd64")}, want: "linux/amd64"},
 		{name: "Error/Missing", ref: multi, plats: []v1.Platform{p("linux/amd64"), p("linux/s390x")}, err: "no image for platform linux/s390x in the index (it has linux/amd64, linux/arm64/v8)"},
-		{name: "Error/SingleOther", ref: single, plats: []v1.Platform{p("linux/arm64")}, err: "the base image is for linux/amd64, not linux/arm64"},
+		{name: "Error/SingleOther", ref: single, plats: []v1.Platform{p("linux/arm64")}, err: "the image is for linux/amd64, not linux/arm64"},
 		{name: "Error/NotFound", ref: reg.Host + "/nothing:v1", err: "pulling " + reg.Host + "/nothing:v1"},
 		{name: "Error/DockerArchive", ref: "docker-archive:" + filepath.Join(t.TempDir(), "x.tar"), err: "does not exist"},
 	} {

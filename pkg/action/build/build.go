@@ -216,6 +216,9 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 	if baseRef == "" {
 		baseRef = dockerfile.DefaultImage
 	}
+	if baseRef == "scratch" && opts.Cmd != nil {
+		return nil, usagef("a scratch image runs nothing: --cmd needs a base image")
+	}
 	if err := checkDir(opts.Dir); err != nil {
 		return nil, err
 	}
@@ -247,8 +250,6 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 			co.BaseName = strings.TrimPrefix(baseRef, "docker://")
 		}
 		res.Base, res.BaseDigest = baseRef, base.Digest.String()
-	} else if opts.Cmd != nil {
-		return nil, usagef("a scratch image runs nothing: --cmd needs a base image")
 	}
 	built, err := imagebuild.Catalog(ctx, co)
 	if err != nil {
