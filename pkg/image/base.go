@@ -289,12 +289,20 @@ func sniffMediaType(raw []byte) types.MediaType {
 	return typesMediaType(probe.MediaType, probe.Manifests != nil)
 }
 
-// openRemoteBase opens a registry base at the first endpoint that has it.
+// baseRefs returns where to look for the registry base r, in order: the
+// first that answers serves the manifests, configs and layers. It is where
+// registries.conf applies to bases (mirrors, location rewrites, blocked
+// registries), as it does to the images Open pulls; today it is r alone.
+func (s *Session) baseRefs(r Reference) ([]name.Reference, error) {
+	return []name.Reference{r.Name}, nil
+}
+
+// openRemoteBase opens a registry base at the first place that has it.
 func (s *Session) openRemoteBase(ctx context.Context, r Reference, platforms []v1.Platform) (*Base, error) {
 	if err := s.init(); err != nil {
 		return nil, err
 	}
-	refs, err := s.endpoints(r.Name)
+	refs, err := s.baseRefs(r)
 	if err != nil {
 		return nil, err
 	}

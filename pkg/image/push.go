@@ -328,8 +328,7 @@ func artifactBlobs(a Artifact) (v1.Descriptor, []blob, error) {
 		add(blob{desc: d, data: raw})
 		return d, nil
 	}
-	var image func(img v1.Image) (v1.Descriptor, error)
-	image = func(img v1.Image) (v1.Descriptor, error) {
+	image := func(img v1.Image) (v1.Descriptor, error) {
 		d, err := manifestBlob(img)
 		if err != nil {
 			return d, err

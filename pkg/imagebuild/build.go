@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/opmkit/opm/pkg/dockerfile"
 	"github.com/opmkit/opm/pkg/image"
 )
 
@@ -59,11 +57,10 @@ type CatalogOptions struct {
 	// them when opening it, and pass them here too, so that a single one
 	// gives an image rather than an index of one.
 	Platforms []v1.Platform
-	// ExtraLabels are set after the configs label, as the Dockerfile's
-	// later LABEL lines.
-	ExtraLabels map[string]string
-	// Entrypoint and Cmd replace the generated Dockerfile's (nil keeps
-	// them; on scratch the Dockerfile sets none, so nil sets none).
+	// Labels are set over the base's. A catalog image needs
+	// operators.operatorframework.io.index.configs.v1=/configs.
+	Labels map[string]string
+	// Entrypoint and Cmd replace the base's when not nil.
 	Entrypoint, Cmd []string
 	// Created is the config's creation time; ModTime the files'. See
 	// [Epoch]. The zero time is the Unix epoch.
@@ -73,35 +70,21 @@ type CatalogOptions struct {
 	TempDir string
 }
 
-// Catalog builds the image `opm generate dockerfile` describes for
-// o.Dir, without running it: the base image, one layer holding the catalog
-// at /configs, the label operators.operatorframework.io.index.configs.v1
-// set to /configs and the extra labels, and (unless the base is scratch)
-// the entrypoint /bin/opm and command serve /configs --cache-dir=/tmp/cache.
-// The serve cache the Dockerfile's builder stage makes is not built (it
-// would need the base's opm to run).
+// Catalog builds a catalog image: the base image (or scratch) with one
+// layer holding o.Dir at /configs, and the labels, entrypoint and command
+// o gives. pkg/action/build gives those `opm generate dockerfile` writes.
 func Catalog(ctx context.Context, o CatalogOptions) (*Built, error) {
 	layer, err := BuildLayer(ctx, o.Dir, []Tree{{Src: ".", Dst: ConfigsDir}}, LayerOptions{ModTime: o.ModTime, Limits: o.Limits, TempDir: o.TempDir})
 	if err != nil {
 		return nil, err
 	}
-	labels := map[string]string{dockerfile.ConfigsLocationLabel: ConfigsDir}
-	maps.Copy(labels, o.ExtraLabels)
 	spec := imageSpec{
 		layer:      layer,
-		labels:     labels,
+		labels:     o.Labels,
 		entrypoint: o.Entrypoint,
 		cmd:        o.Cmd,
 		created:    o.Created,
 		createdBy:  "COPY . " + ConfigsDir + " # opm build catalog",
-	}
-	if o.Base != nil {
-		if spec.entrypoint == nil {
-			spec.entrypoint = dockerfile.Entrypoint()
-		}
-		if spec.cmd == nil {
-			spec.cmd = dockerfile.Cmd()
-		}
 	}
 	b, err := assemble(spec, o.Base, o.BaseName, o.Platforms)
 	if err != nil {

@@ -15,8 +15,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/opmkit/opm/pkg/dockerfile"
 	"github.com/opmkit/opm/pkg/image"
+)
+
+const configsLabel = "operators.operatorframework.io.index.configs.v1"
+
+var (
+	entrypoint = []string{"/bin/opm"}
+	cmd        = []string{"serve", "/configs", "--cache-dir=/tmp/cache"}
 )
 
 // baseImage returns a random one-layer image of mt for platform p, with a
@@ -38,7 +44,7 @@ func baseImage(t testing.TB, mt types.MediaType, p v1.Platform) v1.Image {
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
 	cf.Created = v1.Time{Time: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)}
-	cf.Config.Labels = map[string]string{"base": "yes", dockerfile.ConfigsLocationLabel: "/elsewhere"}
+	cf.Config.Labels = map[string]string{"base": "yes", configsLabel: "/elsewhere"}
 	cf.Config.Entrypoint = []string{"/bin/sh"}
 	cf.Config.Cmd = []string{"-c", "true"}
 	cf.Config.Env = []string{"PATH=/bin"}
@@ -84,7 +90,7 @@ func catalogDir(t testing.TB) string {
 
 func TestCatalogScratch(t *testing.T) {
 	created := time.Unix(1700000000, 0).UTC()
-	b, err := Catalog(context.Background(), CatalogOptions{Dir: catalogDir(t), ExtraLabels: map[string]string{"x": "1"}, Created: created, TempDir: t.TempDir()})
+	b, err := Catalog(context.Background(), CatalogOptions{Dir: catalogDir(t), Labels: map[string]string{configsLabel: "/configs", "x": "1"}, Created: created, TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +109,7 @@ func TestCatalogScratch(t *testing.T) {
 	if cf.Config.Entrypoint != nil || cf.Config.Cmd != nil {
 		t.Errorf("scratch got entrypoint %q, cmd %q", cf.Config.Entrypoint, cf.Config.Cmd)
 	}
-	want := map[string]string{dockerfile.ConfigsLocationLabel: "/configs", "x": "1"}
+	want := map[string]string{configsLabel: "/configs", "x": "1"}
 	if !reflect.DeepEqual(cf.Config.Labels, want) {
 		t.Errorf("labels %v", cf.Config.Labels)
 	}
@@ -113,16 +119,6 @@ func TestCatalogScratch(t *testing.T) {
 	}
 	if m.Annotations != nil {
 		t.Errorf("scratch manifest annotations %v", m.Annotations)
-	}
-	// Extra labels come after the configs label, as LABEL lines do.
-	b2, err := Catalog(context.Background(), CatalogOptions{Dir: catalogDir(t), ExtraLabels: map[string]string{dockerfile.ConfigsLocationLabel: "/x"}, TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b2.Close()
-	cf2, _ := b2.Images[0].ConfigFile()
-	if cf2.Config.Labels[dockerfile.ConfigsLocationLabel] != "/x" {
-		t.Errorf("extra label lost: %v", cf2.Config.Labels)
 	}
 	// Several scratch platforms give an OCI index.
 	plats := []v1.Platform{{OS: "linux", Architecture: "arm64"}, {OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
@@ -148,7 +144,7 @@ func TestCatalogOnBase(t *testing.T) {
 	for _, mt := range []types.MediaType{types.DockerManifestSchema2, types.OCIManifestSchema1} {
 		t.Run(string(mt), func(t *testing.T) {
 			base := openBase(t, baseImage(t, mt, v1.Platform{OS: "linux", Architecture: "s390x"}))
-			b, err := Catalog(context.Background(), CatalogOptions{Dir: catalogDir(t), Base: base, BaseName: "quay.io/x/opm:v1", ExtraLabels: map[string]string{"x": "1"}, TempDir: t.TempDir()})
+			b, err := Catalog(context.Background(), CatalogOptions{Dir: catalogDir(t), Base: base, BaseName: "quay.io/x/opm:v1", Labels: map[string]string{configsLabel: "/configs", "x": "1"}, Entrypoint: entrypoint, Cmd: cmd, TempDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,10 +152,10 @@ func TestCatalogOnBase(t *testing.T) {
 			img := b.Artifact.(*Image)
 			cf, _ := img.ConfigFile()
 			bi := base.Images[0]
-			if !reflect.DeepEqual(cf.Config.Entrypoint, dockerfile.Entrypoint()) || !reflect.DeepEqual(cf.Config.Cmd, dockerfile.Cmd()) {
+			if !reflect.DeepEqual(cf.Config.Entrypoint, entrypoint) || !reflect.DeepEqual(cf.Config.Cmd, cmd) {
 				t.Errorf("entrypoint %q cmd %q", cf.Config.Entrypoint, cf.Config.Cmd)
 			}
-			want := map[string]string{"base": "yes", dockerfile.ConfigsLocationLabel: "/configs", "x": "1"}
+			want := map[string]string{"base": "yes", configsLabel: "/configs", "x": "1"}
 			if !reflect.DeepEqual(cf.Config.Labels, want) {
 				t.Errorf("labels %v", cf.Config.Labels)
 			}
@@ -241,8 +237,8 @@ func TestCatalogOnIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		cf, _ := img.ConfigFile()
-		if cf.Architecture != plats[i].Architecture {
-			t.Errorf("image %d is %s", i, cf.Architecture)
+		if cf.Architecture != plats[i].Architecture || !reflect.DeepEqual(cf.Config.Cmd, []string{"-c", "true"}) {
+			t.Errorf("image %d is %s with cmd %q", i, cf.Architecture, cf.Config.Cmd)
 		}
 	}
 	// Every platform carries the same catalog layer.

@@ -23,7 +23,8 @@
 //
 // [Catalog] and [Bundle] put the layer on a base image (a registry image,
 // an OCI layout or archive, opened with image.Session.OpenBase) or on
-// scratch, and set the config as the Dockerfiles upstream generates do:
-// labels, entrypoint and command. The config's creation time is the build's
-// time, not the wall clock, unless the caller sets another.
+// scratch, and set the config's labels, entrypoint and command as the
+// caller says (pkg/action/build says what the Dockerfiles upstream
+// generates say). The config's creation time is the build's time, not the
+// wall clock, unless the caller sets another.
 package imagebuild

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,14 +230,18 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 	}
 	s := opts.session()
 	defer s.Close()
+	// The labels, entrypoint and command of the generated Dockerfile: the
+	// configs label, then the extra labels (a later LABEL wins); the
+	// entrypoint and command unless the base is scratch.
+	all := map[string]string{dockerfile.ConfigsLocationLabel: imagebuild.ConfigsDir}
+	maps.Copy(all, labels)
 	co := imagebuild.CatalogOptions{
-		Dir:         opts.Dir,
-		Platforms:   c.platforms,
-		ExtraLabels: labels,
-		Cmd:         opts.Cmd,
-		Created:     c.created,
-		ModTime:     c.epoch,
-		Limits:      opts.Registry.Limits,
+		Dir:       opts.Dir,
+		Platforms: c.platforms,
+		Labels:    all,
+		Created:   c.created,
+		ModTime:   c.epoch,
+		Limits:    opts.Registry.Limits,
 	}
 	res := &Result{}
 	if baseRef != "scratch" {
@@ -246,6 +251,10 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 		}
 		defer base.Close()
 		co.Base = base
+		co.Entrypoint, co.Cmd = dockerfile.Entrypoint(), dockerfile.Cmd()
+		if opts.Cmd != nil {
+			co.Cmd = opts.Cmd
+		}
 		if r, err := image.ParseReference(baseRef, opts.Registry.UseHTTP); err == nil && r.Transport == image.Remote {
 			co.BaseName = strings.TrimPrefix(baseRef, "docker://")
 		}

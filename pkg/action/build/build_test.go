@@ -634,6 +634,27 @@ func TestMultiArchBase(t *testing.T) {
 	checkErr(t, err, "a docker archive holds single-platform images")
 }
 
+// TestCmd checks that --cmd replaces the command on a base, and only it.
+func TestCmd(t *testing.T) {
+	reg := registrytest.New(t)
+	ctx := context.Background()
+	baseRef := reg.Host + "/tools/opm:v1"
+	if err := registrytest.Push(ctx, baseRef, testBase(t, v1.Platform{OS: "linux", Architecture: "amd64"})); err != nil {
+		t.Fatal(err)
+	}
+	cat := filepath.Join(t.TempDir(), "catalog")
+	writeCatalog(t, cat)
+	ref := reg.Host + "/catalogs/cmd:v1"
+	want := []string{"serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"}
+	if _, err := RunCatalog(ctx, CatalogOptions{Options: Options{Dir: cat, Tags: []string{ref}, Registry: render.RegistryOptions{CacheDir: t.TempDir()}}, BaseImage: baseRef, Cmd: want}); err != nil {
+		t.Fatal(err)
+	}
+	cf, _ := configOf(t, ref)
+	if !reflect.DeepEqual(cf.Config.Cmd, want) || !reflect.DeepEqual(cf.Config.Entrypoint, dockerfile.Entrypoint()) {
+		t.Errorf("entrypoint %q cmd %q", cf.Config.Entrypoint, cf.Config.Cmd)
+	}
+}
+
 // TestBundle checks the bundle image: labels from the annotations, one
 // layer with manifests/ and metadata/, the digest file.
 func TestBundle(t *testing.T) {
