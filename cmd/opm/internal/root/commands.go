@@ -3,6 +3,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/cmd/opm/internal/build"
 	"github.com/opmkit/opm/cmd/opm/internal/catalog"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/cmd/opm/internal/converttemplate"
@@ -41,4 +42,5 @@ var commands = []command{
 	{build: resolvecmd.NewCmd},
 	{build: catalog.NewCmd},
 	{build: serve.NewCmd},
+	{build: build.NewCmd},
 }

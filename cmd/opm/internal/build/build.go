@@ -1,0 +1,181 @@
+// Package build implements `opm build catalog` and `opm build bundle`.
+package build
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/pkg/action/build"
+	"github.com/opmkit/opm/pkg/action/dockerfile"
+	"github.com/opmkit/opm/pkg/image"
+)
+
+// NewCmd builds `opm build`, which only groups its subcommands.
+func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build catalog and bundle images without a container engine",
+		Long: `Build catalog and bundle images from directories, with no container engine,
+reproducibly: the same input gives the same digest on any machine.
+
+The image is written to a registry, an OCI layout (oci:DIR[:TAG]), an OCI
+archive (oci-archive:FILE[:TAG]) or a docker archive
+(docker-archive:FILE[:REPO:TAG]), and its digest is printed.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newCatalogCmd(ios, g), newBundleCmd(ios, g))
+	return cmd
+}
+
+// flags are the flags both subcommands share.
+type flags struct {
+	opts        build.Options
+	output      string
+	caFile      string
+	cacheDir    string
+	imageLimits string
+}
+
+func (f *flags) bind(fs *pflag.FlagSet) {
+	fs.StringArrayVarP(&f.opts.Tags, "tag", "t", nil, "Where to write the image (repeatable): HOST/REPO[:TAG], oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REPO:TAG]")
+	fs.StringSliceVar(&f.opts.Platforms, "platform", nil, "Platforms (os/arch[/variant], repeatable or comma-separated) to build: a subset of a multi-platform base, or the platforms of a scratch image (default linux/amd64)")
+	fs.StringVar(&f.opts.Created, "created", "", "Creation time written in the image config: now, an RFC 3339 time or seconds since the epoch (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
+	fs.StringVar(&f.opts.DigestFile, "digest-file", "", "Also write the digest to this file (replaced atomically)")
+	fs.BoolVar(&f.opts.Overwrite, "overwrite", false, "Replace an existing oci-archive or docker-archive file")
+	fs.StringVarP(&f.output, "output", "o", "text", "Output format: text (the digest) or json")
+	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of certificate authorities to trust for registries")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "Directory of the image layer cache (default: the user cache directory)")
+	fs.StringVar(&f.imageLimits, "image-limits", "", "Limits on images and on the directory read, KEY=SIZE,... (see docs/images.md)")
+}
+
+// resolve fills the options the flags do not bind directly.
+func (f *flags) resolve(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions, dir string) error {
+	if err := cmdutil.CheckOutput(f.output, "text", "json"); err != nil {
+		return err
+	}
+	if len(f.opts.Tags) == 0 {
+		return cmdutil.FlagErrorf("required flag \"tag\" not set: say where the image goes (-t HOST/REPO:TAG, -t oci:DIR:TAG, ...)")
+	}
+	reg, err := g.Registry(ios)
+	if err != nil {
+		return err
+	}
+	reg.CAFile, reg.CacheDir = f.caFile, f.cacheDir
+	if reg.Limits, err = image.ParseLimits(f.imageLimits); err != nil {
+		return cmdutil.FlagErrorf("invalid --image-limits: %v", err)
+	}
+	f.opts.Registry = reg
+	f.opts.Dir = dir
+	f.opts.SourceDateEpoch = os.Getenv("SOURCE_DATE_EPOCH")
+	return nil
+}
+
+// print prints res: the digest, or JSON.
+func (f *flags) print(ios *cmdutil.IOStreams, res *build.Result) error {
+	if f.output == "json" {
+		return cmdutil.WriteJSON(ios.Out, res)
+	}
+	_, err := fmt.Fprintln(ios.Out, res.Digest)
+	return err
+}
+
+// usage turns the action's usage errors into flag errors (exit 2).
+func usage(err error) error {
+	var ue *build.UsageError
+	if errors.As(err, &ue) {
+		return &cmdutil.FlagError{Err: err}
+	}
+	return err
+}
+
+func newCatalogCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
+	f := &flags{}
+	var (
+		opts    build.CatalogOptions
+		cmdJSON string
+	)
+	cmd := &cobra.Command{
+		Use:   "catalog <fbcRootDir> -t REF...",
+		Short: "Build a catalog image from a file-based catalog directory",
+		Long: `Build the catalog image 'opm generate dockerfile' describes, without a
+Dockerfile or a container engine: the base image (--base-image, pulled like
+any image), one layer holding the catalog directory at /configs (every file),
+the label operators.operatorframework.io.index.configs.v1=/configs, the
+--extra-labels, and the entrypoint /bin/opm with the command
+serve /configs --cache-dir=/tmp/cache (none on a scratch base).
+
+The catalog is validated first, as 'opm validate' does, unless
+--skip-validate. A multi-platform base gives a multi-platform index, one image
+per platform; --platform narrows it. The serve cache the Dockerfile's builder
+stage makes is not built: see docs/build.md for what that means for the
+server in the base image.
+
+The build is reproducible: file times are $SOURCE_DATE_EPOCH (or the Unix
+epoch), owners and modes are normalised, and the config records no build
+time unless --created says so. A base named by tag can change under you: name
+it by digest for the same digest everywhere.`,
+		Example: `  # Build on the default base and push; the digest is printed
+  opm build catalog ./catalog -t quay.io/example/catalog:v1
+
+  # A binary-less image into an OCI layout, for two platforms
+  opm build catalog ./catalog --base-image scratch --platform linux/amd64,linux/arm64 -t oci:layout:v1`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := f.resolve(ios, g, args[0]); err != nil {
+				return err
+			}
+			if c.Flags().Changed("cmd") {
+				if err := json.Unmarshal([]byte(cmdJSON), &opts.Cmd); err != nil || len(opts.Cmd) == 0 {
+					return cmdutil.FlagErrorf("invalid --cmd %q: want a non-empty JSON array of strings, e.g. '[\"serve\",\"/configs\"]'", cmdJSON)
+				}
+			}
+			opts.Options = f.opts
+			res, err := build.RunCatalog(c.Context(), opts)
+			if err != nil {
+				return usage(err)
+			}
+			return f.print(ios, res)
+		},
+	}
+	fl := cmd.Flags()
+	f.bind(fl)
+	fl.StringVarP(&opts.BaseImage, "base-image", "i", dockerfile.DefaultImage, "Base image: a registry image, oci:DIR[:TAG] or oci-archive:FILE[:TAG], or scratch for a binary-less image")
+	fl.StringSliceVarP(&opts.ExtraLabels, "extra-labels", "l", nil, "Extra labels, key=value (repeatable or comma-separated; a later duplicate key wins)")
+	fl.BoolVar(&opts.SkipValidate, "skip-validate", false, "Build without validating the catalog first")
+	fl.StringVar(&cmdJSON, "cmd", "", `Command of the image as a JSON array, instead of ["serve","/configs","--cache-dir=/tmp/cache"]`)
+	return cmd
+}
+
+func newBundleCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
+	f := &flags{}
+	cmd := &cobra.Command{
+		Use:   "bundle <bundleDir> -t REF...",
+		Short: "Build a bundle image from a bundle directory",
+		Long: `Build the image upstream's bundle Dockerfiles describe, without a container
+engine: FROM scratch, the bundle's manifests/ and metadata/ directories at
+/manifests and /metadata (one layer), and one label per annotation of
+metadata/annotations.yaml. The bundle is rendered first, to prove it parses.
+
+The build is reproducible, as for 'opm build catalog'.`,
+		Example: `  opm build bundle ./bundle -t quay.io/example/operator-bundle:v1.2.3`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := f.resolve(ios, g, args[0]); err != nil {
+				return err
+			}
+			res, err := build.RunBundle(c.Context(), build.BundleOptions{Options: f.opts})
+			if err != nil {
+				return usage(err)
+			}
+			return f.print(ios, res)
+		},
+	}
+	f.bind(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,421 @@
+// Package build is the action of `opm build catalog` and `opm build
+// bundle`: it builds a catalog or bundle image from a directory with no
+// container engine (pkg/imagebuild), reproducibly, and writes it to
+// registries, OCI layouts and archives (pkg/image).
+package build
+
+import (
+	"context"
+	// Registers sha256 for go-digest, which the model's image pull-spec
+	// checks need.
+	_ "crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/opmkit/opm/pkg/action/dockerfile"
+	"github.com/opmkit/opm/pkg/bundle"
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/image"
+	"github.com/opmkit/opm/pkg/imagebuild"
+	"github.com/opmkit/opm/pkg/model"
+	"github.com/opmkit/opm/pkg/render"
+)
+
+// UsageError reports options the build cannot run with (a bad
+// destination, platform, label or time); the command exits 2 for it.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Options are what both builds take.
+type Options struct {
+	// Dir is the catalog or bundle directory.
+	Dir string
+	// Tags are where the image goes, at least one: HOST/REPO[:TAG],
+	// oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REPO:TAG].
+	Tags []string
+	// Platforms ("os/arch[/variant]") narrow a multi-platform base to
+	// these, or give a scratch image one image per platform (default
+	// linux/amd64).
+	Platforms []string
+	// SourceDateEpoch is the value of the SOURCE_DATE_EPOCH variable (""
+	// when unset): the files' modification time and the config's creation
+	// time, else the Unix epoch.
+	SourceDateEpoch string
+	// Created sets the config's creation time instead: "now", an RFC 3339
+	// time or seconds since the epoch ("" = the build time above).
+	Created string
+	// DigestFile, when set, receives the digest (replaced atomically).
+	DigestFile string
+	// Overwrite allows replacing an existing archive file.
+	Overwrite bool
+	// Registry are the registry options (TLS, CA, credentials cache,
+	// limits, progress) for the base image and the pushes. Its Platform is
+	// not used (see Platforms).
+	Registry render.RegistryOptions
+	// Now is the wall clock for Created "now" (nil = time.Now).
+	Now func() time.Time
+}
+
+// CatalogOptions describe `opm build catalog`.
+type CatalogOptions struct {
+	Options
+	// BaseImage is the base image ("" = dockerfile.DefaultImage; "scratch"
+	// for none).
+	BaseImage string
+	// ExtraLabels are key=value labels, as `opm generate dockerfile`
+	// takes them.
+	ExtraLabels []string
+	// SkipValidate builds without validating the catalog first.
+	SkipValidate bool
+	// Cmd, when not nil, replaces the command the Dockerfile sets.
+	Cmd []string
+}
+
+// BundleOptions describe `opm build bundle`.
+type BundleOptions struct {
+	Options
+}
+
+// Result describes the image built and where it went.
+type Result struct {
+	// Digest is the digest of the image manifest or index written.
+	Digest string `json:"digest"`
+	// MediaType is its media type.
+	MediaType string `json:"mediaType"`
+	// Platforms are those of its images, sorted.
+	Platforms []string `json:"platforms"`
+	// Base is the base image as given and the digest of what was used
+	// (empty for scratch).
+	Base       string `json:"base,omitempty"`
+	BaseDigest string `json:"baseDigest,omitempty"`
+	// Destinations are the tags written, in order.
+	Destinations []string `json:"destinations"`
+	// Layer describes the layer built from the directory.
+	Layer Layer `json:"layer"`
+}
+
+// Layer describes the layer built from the directory.
+type Layer struct {
+	Digest           string `json:"digest"`
+	DiffID           string `json:"diffID"`
+	Size             int64  `json:"size"`
+	UncompressedSize int64  `json:"uncompressedSize"`
+	Files            int64  `json:"files"`
+}
+
+// common is what both builds parse from Options.
+type common struct {
+	dests     []image.Destination
+	platforms []v1.Platform
+	epoch     time.Time
+	created   time.Time
+}
+
+// parse checks the options (UsageErrors) and that no archive would be
+// replaced without Overwrite, before any work.
+func (o Options) parse() (common, error) {
+	var c common
+	if len(o.Tags) == 0 {
+		return c, usagef("no destination: give one or more with --tag")
+	}
+	seen := map[string]bool{}
+	for _, t := range o.Tags {
+		d, err := image.ParseDestination(t, o.Registry.UseHTTP)
+		if err != nil {
+			return c, &UsageError{Err: err}
+		}
+		if d.Transport != image.Remote {
+			key := d.Transport.String() + ":" + filepath.Clean(d.Path)
+			if d.Transport != image.OCILayout && seen[key] {
+				return c, usagef("destination %q: the archive %s is written twice", t, d.Path)
+			}
+			seen[key] = true
+			if d.Transport != image.OCILayout && !o.Overwrite {
+				if _, err := os.Lstat(d.Path); err == nil {
+					return c, fmt.Errorf("destination %q: %s already exists (use --overwrite to replace it)", t, d.Path)
+				}
+			}
+		}
+		c.dests = append(c.dests, d)
+	}
+	var err error
+	if c.platforms, err = imagebuild.ParsePlatforms(o.Platforms); err != nil {
+		return c, &UsageError{Err: err}
+	}
+	if c.epoch, err = imagebuild.Epoch(o.SourceDateEpoch); err != nil {
+		return c, err
+	}
+	c.created = c.epoch
+	if o.Created != "" {
+		now := o.Now
+		if now == nil {
+			now = time.Now
+		}
+		if c.created, err = imagebuild.ParseCreated(o.Created, now); err != nil {
+			return c, usagef("invalid --created %q: %v", o.Created, err)
+		}
+	}
+	return c, nil
+}
+
+// session opens the image session for the registry options.
+func (o Options) session() *image.Session {
+	r := o.Registry
+	return image.NewSession(
+		image.WithSkipTLSVerify(r.SkipTLSVerify),
+		image.WithUseHTTP(r.UseHTTP),
+		image.WithCAFile(r.CAFile),
+		image.WithCacheDir(r.CacheDir),
+		image.WithProgress(r.Progress),
+		image.WithLimits(r.Limits),
+	)
+}
+
+// checkDir returns an error unless dir is a directory.
+func checkDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// RunCatalog validates the catalog of opts.Dir (unless SkipValidate),
+// builds its image on the base image and writes it to every tag.
+func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
+	c, err := opts.parse()
+	if err != nil {
+		return nil, err
+	}
+	labels, err := dockerfile.ParseLabels(opts.ExtraLabels)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	for k, v := range labels {
+		if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
+			return nil, usagef("invalid label %q: a NUL byte", k+"="+v)
+		}
+	}
+	baseRef := opts.BaseImage
+	if baseRef == "" {
+		baseRef = dockerfile.DefaultImage
+	}
+	if baseRef == "scratch" && opts.Cmd != nil {
+		return nil, usagef("a scratch image runs nothing: --cmd needs a base image")
+	}
+	if err := checkDir(opts.Dir); err != nil {
+		return nil, err
+	}
+	if !opts.SkipValidate {
+		if err := validateCatalog(ctx, opts.Dir); err != nil {
+			return nil, fmt.Errorf("%w\n(no image built; use --skip-validate to build one anyway)", err)
+		}
+	}
+	s := opts.session()
+	defer s.Close()
+	// The labels, entrypoint and command of the generated Dockerfile: the
+	// configs label, then the extra labels (a later LABEL wins); the
+	// entrypoint and command unless the base is scratch.
+	all := map[string]string{dockerfile.ConfigsLocationLabel: imagebuild.ConfigsDir}
+	maps.Copy(all, labels)
+	co := imagebuild.CatalogOptions{
+		Dir:       opts.Dir,
+		Platforms: c.platforms,
+		Labels:    all,
+		Created:   c.created,
+		ModTime:   c.epoch,
+		Limits:    opts.Registry.Limits,
+	}
+	res := &Result{}
+	if baseRef != "scratch" {
+		base, err := s.OpenBase(ctx, baseRef, c.platforms)
+		if err != nil {
+			return nil, fmt.Errorf("base image: %w", err)
+		}
+		defer base.Close()
+		co.Base = base
+		co.Entrypoint, co.Cmd = dockerfile.Entrypoint(), dockerfile.Cmd()
+		if opts.Cmd != nil {
+			co.Cmd = opts.Cmd
+		}
+		if r, err := image.ParseReference(baseRef, opts.Registry.UseHTTP); err == nil && r.Transport == image.Remote {
+			co.BaseName = strings.TrimPrefix(baseRef, "docker://")
+		}
+		res.Base, res.BaseDigest = baseRef, base.Digest.String()
+	}
+	built, err := imagebuild.Catalog(ctx, co)
+	if err != nil {
+		return nil, err
+	}
+	defer built.Close()
+	return finish(ctx, s, opts.Options, c, built, res)
+}
+
+// RunBundle renders the bundle of opts.Dir (to prove it parses), builds
+// its image on scratch with its annotations as labels and writes it to
+// every tag.
+func RunBundle(ctx context.Context, opts BundleOptions) (*Result, error) {
+	c, err := opts.parse()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDir(opts.Dir); err != nil {
+		return nil, err
+	}
+	labels, err := bundleLabels(ctx, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := opts.session()
+	defer s.Close()
+	built, err := imagebuild.Bundle(ctx, imagebuild.BundleOptions{
+		Dir:       opts.Dir,
+		Labels:    labels,
+		Platforms: c.platforms,
+		Created:   c.created,
+		ModTime:   c.epoch,
+		Limits:    opts.Registry.Limits,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer built.Close()
+	return finish(ctx, s, opts.Options, c, built, &Result{})
+}
+
+// finish writes built to every destination, then the digest file.
+func finish(ctx context.Context, s *image.Session, o Options, c common, built *imagebuild.Built, res *Result) (*Result, error) {
+	res.Digest = built.Digest.String()
+	res.MediaType = string(built.MediaType)
+	res.Platforms = built.Platforms()
+	l := built.Layer
+	d, _ := l.Digest()
+	id, _ := l.DiffID()
+	size, _ := l.Size()
+	res.Layer = Layer{Digest: d.String(), DiffID: id.String(), Size: size, UncompressedSize: l.UncompressedSize(), Files: l.Files()}
+	for _, dst := range c.dests {
+		if err := s.Write(ctx, dst, built.Artifact, image.WriteOptions{Overwrite: o.Overwrite, ModTime: c.epoch}); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				err = fmt.Errorf("%w (use --overwrite to replace it)", err)
+			}
+			return nil, err
+		}
+		res.Destinations = append(res.Destinations, dst.Raw)
+	}
+	if o.DigestFile != "" {
+		if err := replaceFile(o.DigestFile, []byte(res.Digest)); err != nil {
+			return nil, fmt.Errorf("writing the digest file: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// validateCatalog loads the catalog through an os.Root and checks it with
+// upstream's rules, as `opm validate` and `opm generate dockerfile` do.
+func validateCatalog(ctx context.Context, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	cfg, err := declcfg.LoadFS(ctx, root.FS(), declcfg.WithPathPrefix(filepath.ToSlash(filepath.Clean(dir))))
+	if err != nil {
+		return fmt.Errorf("invalid catalog %q: %w", dir, err)
+	}
+	if _, err := model.ConvertToModel(*cfg); err != nil {
+		var re *model.RuleError
+		if errors.As(err, &re) && re.Pos.IsValid() {
+			return fmt.Errorf("invalid catalog %q: %s: %w", dir, re.Pos, err)
+		}
+		return fmt.Errorf("invalid catalog %q: %w", dir, err)
+	}
+	return nil
+}
+
+// maxAnnotationsFile bounds the annotations file read for the labels.
+const maxAnnotationsFile = 4 << 20
+
+// bundleLabels renders the bundle (through an os.Root) and returns the
+// annotations of the annotations file it used.
+func bundleLabels(ctx context.Context, dir string) (map[string]string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	for _, sub := range []string{"manifests", "metadata"} {
+		st, err := root.Stat(sub)
+		if err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%s is not a bundle directory: it needs manifests/ and metadata/ directories", dir)
+		}
+	}
+	fsys := root.FS()
+	// Parse and render the bundle as opm render does, to prove it renders.
+	b, err := bundle.ParseFS(ctx, fsys)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", dir, err)
+	}
+	if _, err := b.Declcfg(""); err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", dir, err)
+	}
+	name := filepath.Join(dir, filepath.FromSlash(b.AnnotationsFile))
+	st, err := root.Stat(b.AnnotationsFile)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > maxAnnotationsFile {
+		return nil, fmt.Errorf("%s: %d bytes, over the %d MiB annotations limit", name, st.Size(), maxAnnotationsFile>>20)
+	}
+	data, err := fs.ReadFile(fsys, b.AnnotationsFile)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := imagebuild.BundleLabels(data, name)
+	if err != nil {
+		return nil, err
+	}
+	return labels, nil
+}
+
+// replaceFile replaces path with data through a temporary file in the same
+// directory.
+func replaceFile(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	defer os.Remove(name)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(name, path)
+}
