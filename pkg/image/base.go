@@ -289,35 +289,15 @@ func sniffMediaType(raw []byte) types.MediaType {
 	return typesMediaType(probe.MediaType, probe.Manifests != nil)
 }
 
-// baseRefs returns where to look for the registry base r, in order: the
-// first that answers serves the manifests, configs and layers. It is where
-// registries.conf applies to bases (mirrors, location rewrites, blocked
-// registries), as it does to the images Open pulls; today it is r alone.
-func (s *Session) baseRefs(r Reference) ([]name.Reference, error) {
-	return []name.Reference{r.Name}, nil
-}
-
-// openRemoteBase opens a registry base at the first place that has it.
+// openRemoteBase opens a registry base at the first place registries.conf
+// lists for it that has it.
 func (s *Session) openRemoteBase(ctx context.Context, r Reference, platforms []v1.Platform) (*Base, error) {
 	if err := s.init(); err != nil {
 		return nil, err
 	}
-	refs, err := s.baseRefs(r)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	for _, ref := range refs {
-		b, err := s.openRemoteBaseAt(ctx, r, ref, platforms)
-		if err == nil {
-			return b, nil
-		}
-		if ctx.Err() != nil || len(refs) == 1 {
-			return nil, err
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", ref, err))
-	}
-	return nil, errors.Join(errs...)
+	return trySources(ctx, s, r, func(at name.Reference) (*Base, error) {
+		return s.openRemoteBaseAt(ctx, r, at, platforms)
+	})
 }
 
 func (s *Session) openRemoteBaseAt(ctx context.Context, r Reference, ref name.Reference, platforms []v1.Platform) (*Base, error) {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -186,14 +185,6 @@ func (s *Session) Write(ctx context.Context, dst Destination, a Artifact, wo Wri
 	return nil
 }
 
-// pushTarget returns where a push to ref goes. It is where registries.conf
-// will apply to pushes: containers/image applies a [[registry]]'s location
-// rewrite and its blocked flag to pushes (mirrors serve pulls only). Today
-// it is ref itself.
-func (s *Session) pushTarget(ref name.Reference) (name.Reference, error) {
-	return ref, nil
-}
-
 // push pushes a to a registry with the session's transport and keychain.
 func (s *Session) push(ctx context.Context, dst Destination, a Artifact) error {
 	if err := s.init(); err != nil {
@@ -203,20 +194,7 @@ func (s *Session) push(ctx context.Context, dst Destination, a Artifact) error {
 	if err != nil {
 		return err
 	}
-	tr, err := httpTransport(s.o)
-	if err != nil {
-		return err
-	}
-	steps := max(s.o.retries+1, 1)
-	p, err := remote.NewPusher(
-		remote.WithTransport(&limitTransport{base: tr, manifest: s.o.limits.Manifest}),
-		remote.WithAuthFromKeychain(s.kc),
-		remote.WithUserAgent(s.o.userAgent),
-		remote.WithJobs(s.o.jobs),
-		remote.WithRetryBackoff(remote.Backoff{Duration: s.o.backoff, Factor: 2, Jitter: 0.1, Steps: steps}),
-		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
-	)
+	p, err := remote.NewPusher(s.remoteOptions(s.o.jobs)...)
 	if err != nil {
 		return err
 	}

@@ -71,30 +71,27 @@ func (h *hostSwitch) RoundTrip(req *http.Request) (*http.Response, error) {
 	return h.secure.RoundTrip(req)
 }
 
-// resolveSources resolves r at the places registries.conf lists for it, in
-// order, and returns the first that answers, with the repository its
-// blobs are fetched from.
-func (s *Session) resolveSources(ctx context.Context, r Reference) (*resolvedImage, error) {
+// trySources calls try at each place registries.conf lists for the
+// registry reference r (its mirrors, then its location; r itself when no
+// [[registry]] matches), in order, and returns the first result. The
+// reference try gets says where to fetch; the image keeps r.
+func trySources[T any](ctx context.Context, s *Session, r Reference, try func(name.Reference) (T, error)) (T, error) {
+	var zero T
 	ref, digest := confReference(r.Name)
 	srcs, err := s.regs.PullSources(ref, digest)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	if len(srcs) == 1 && srcs[0].Registry == nil {
-		return s.resolveAt(ctx, r.Name)
+		return try(r.Name)
 	}
 	var tries []sourceError
 	for _, src := range srcs {
-		rr := Reference{Raw: src.Ref, Transport: Remote}
-		opts := []name.Option{name.StrictValidation}
-		if src.Insecure || s.o.useHTTP {
-			opts = append(opts, name.Insecure)
-		}
-		rr.Name, err = name.ParseReference(src.Ref, opts...)
+		var v T
+		at, err := s.sourceRef(src)
 		if err == nil {
-			var res *resolvedImage
-			if res, err = s.resolveAt(ctx, rr.Name); err == nil {
-				return res, nil
+			if v, err = try(at); err == nil {
+				return v, nil
 			}
 		}
 		tries = append(tries, sourceError{src: src, err: err})
@@ -102,7 +99,39 @@ func (s *Session) resolveSources(ctx context.Context, r Reference) (*resolvedIma
 			break
 		}
 	}
-	return nil, &sourcesError{tries: tries}
+	return zero, &sourcesError{tries: tries}
+}
+
+// resolveSources resolves r at the places registries.conf lists for it.
+func (s *Session) resolveSources(ctx context.Context, r Reference) (*resolvedImage, error) {
+	return trySources(ctx, s, r, func(at name.Reference) (*resolvedImage, error) {
+		return s.resolveAt(ctx, at)
+	})
+}
+
+// sourceRef parses a registries.conf source as a reference, reached over
+// plain HTTP when the source is insecure (or --use-http).
+func (s *Session) sourceRef(src registriesconf.Source) (name.Reference, error) {
+	opts := []name.Option{name.StrictValidation}
+	if src.Insecure || s.o.useHTTP {
+		opts = append(opts, name.Insecure)
+	}
+	return name.ParseReference(src.Ref, opts...)
+}
+
+// pushTarget returns where a push to ref goes: registries.conf's location
+// rewrite and blocked flag apply to pushes, its mirrors do not (as in
+// containers/image).
+func (s *Session) pushTarget(ref name.Reference) (name.Reference, error) {
+	conf, _ := confReference(ref)
+	src, err := s.regs.PushTarget(conf)
+	if err != nil {
+		return nil, err
+	}
+	if src.Registry == nil {
+		return ref, nil
+	}
+	return s.sourceRef(src)
 }
 
 // confReference writes n as containers/image normalises references:

@@ -307,3 +307,53 @@ func TestRegistriesConfFromEnvironment(t *testing.T) {
 }
 
 func rcWriteFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
+
+// A base image (opm build) is pulled through registries.conf like any
+// image, and a push goes to the rewritten location (never a mirror) or is
+// refused when the registry is blocked.
+func TestRegistriesConfBuild(t *testing.T) {
+	reg := registrytest.New(t)
+	ctx := context.Background()
+	rcPush(t, reg.Host+"/mirrored/team/base:v1", rcImage(t, "local"))
+	conf := rcConf(t, fmt.Sprintf(`
+[[registry]]
+prefix = "quay.io/team"
+location = "%s/mirrored/team"
+
+[[registry]]
+location = "blocked.example.com"
+blocked = true
+`, reg.Host))
+	s := image.NewSession(image.WithCacheDir(t.TempDir()), image.WithRetries(0, time.Millisecond), image.WithTimeout(20*time.Second), image.WithRegistriesConf(conf))
+	defer s.Close()
+
+	b, err := s.OpenBase(ctx, "quay.io/team/base:v1", nil)
+	if err != nil {
+		t.Fatalf("base through the rewrite: %v", err)
+	}
+	b.Close()
+
+	dst, err := image.ParseDestination("quay.io/team/pushed:v1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := rcImage(t, "pushed")
+	if err := s.Write(ctx, dst, img, image.WriteOptions{}); err != nil {
+		t.Fatalf("push through the rewrite: %v", err)
+	}
+	got, err := rcOpen(t, reg.Host+"/mirrored/team/pushed:v1", &registriesconf.Config{})
+	if err != nil {
+		t.Fatalf("the push did not land at the rewritten location: %v", err)
+	}
+	if got.Labels()["where"] != "pushed" {
+		t.Errorf("labels %v", got.Labels())
+	}
+
+	dst, err = image.ParseDestination("blocked.example.com/x:v1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, dst, img, image.WriteOptions{}); !errors.Is(err, registriesconf.ErrBlocked) {
+		t.Errorf("push to a blocked registry: got %v", err)
+	}
+}

@@ -71,6 +71,7 @@ type Session struct {
 	once    sync.Once
 	initErr error
 	kc      authn.Keychain
+	tr      http.RoundTripper // TLS, registries.conf's insecure hosts, the manifest limit
 	puller  *remote.Puller
 	cache   *blobCache
 	tmp     string // private blob directory when the cache is off
@@ -167,24 +168,12 @@ func (s *Session) init() error {
 			s.initErr = err
 			return
 		}
-		tr = &limitTransport{base: tr, manifest: o.limits.Manifest}
+		s.tr = &limitTransport{base: tr, manifest: o.limits.Manifest}
 		s.kc = o.keychain
 		if s.kc == nil {
 			s.kc = DefaultKeychain()
 		}
-		steps := o.retries + 1
-		if steps < 1 {
-			steps = 1
-		}
-		s.puller, err = remote.NewPuller(
-			remote.WithTransport(tr),
-			remote.WithAuthFromKeychain(s.kc),
-			remote.WithUserAgent(o.userAgent),
-			remote.WithJobs(o.downloads),
-			remote.WithRetryBackoff(remote.Backoff{Duration: o.backoff, Factor: 2, Jitter: 0.1, Steps: steps}),
-			remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-				http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
-		)
+		s.puller, err = remote.NewPuller(s.remoteOptions(o.downloads)...)
 		if err != nil {
 			s.initErr = err
 			return
@@ -208,6 +197,20 @@ func (s *Session) init() error {
 		s.cache = &blobCache{dir: dir}
 	})
 	return s.initErr
+}
+
+// remoteOptions are the go-containerregistry options of the session's
+// pulls and pushes, with at most jobs concurrent blob transfers.
+func (s *Session) remoteOptions(jobs int) []remote.Option {
+	return []remote.Option{
+		remote.WithTransport(s.tr),
+		remote.WithAuthFromKeychain(s.kc),
+		remote.WithUserAgent(s.o.userAgent),
+		remote.WithJobs(jobs),
+		remote.WithRetryBackoff(remote.Backoff{Duration: s.o.backoff, Factor: 2, Jitter: 0.1, Steps: max(s.o.retries+1, 1)}),
+		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+	}
 }
 
 func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err error) {

@@ -186,6 +186,36 @@ location = "sub-cache.example.com"
 	}
 }
 
+// Pushes take the location rewrite and the blocked flag, never a mirror.
+func TestPushTarget(t *testing.T) {
+	c, err := Parse([]byte(sample), "r.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ ref, want string }{
+		{ref: "quay.io/opmkit-conformance/bar:v1", want: "!127.0.0.1:5000/opmkit-conformance/bar:v1"},
+		{ref: "registry.example.com/ns/img:tag", want: "registry.example.com/ns/img:tag"},
+		{ref: "docker.io/library/busybox:latest", want: "hub-cache.example.com/library/busybox:latest"},
+		{ref: "ghcr.io/a/b:c", want: "ghcr.io/a/b:c"},
+	} {
+		src, err := c.PushTarget(tc.ref)
+		if err != nil {
+			t.Errorf("%s: %v", tc.ref, err)
+			continue
+		}
+		got := src.Ref
+		if src.Insecure {
+			got = "!" + got
+		}
+		if got != tc.want || src.Mirror {
+			t.Errorf("%s: got %q (mirror %v), want %q", tc.ref, got, src.Mirror, tc.want)
+		}
+	}
+	if _, err := c.PushTarget("x.blocked.example/a:b"); !errors.Is(err, ErrBlocked) {
+		t.Errorf("blocked: got %v", err)
+	}
+}
+
 func TestMatchLen(t *testing.T) {
 	for _, tc := range []struct {
 		ref, prefix string

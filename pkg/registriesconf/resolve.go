@@ -131,12 +131,32 @@ func (c *Config) PullSources(ref string, digest bool) ([]Source, error) {
 		}
 		out = append(out, Source{Ref: m.Location + rest, Insecure: m.Insecure, Mirror: true, Registry: r})
 	}
+	return append(out, r.locationSource(ref, n)), nil
+}
+
+// PushTarget returns where a push of ref goes: containers/image applies
+// the matching registry's location rewrite and blocked flag to pushes, not
+// its mirrors. With no matching registry it is ref itself. It fails with a
+// *BlockedError when the registry is blocked.
+func (c *Config) PushTarget(ref string) (Source, error) {
+	r := c.FindRegistry(ref)
+	if r == nil {
+		return Source{Ref: ref}, nil
+	}
+	if r.Blocked {
+		return Source{}, &BlockedError{Ref: ref, Registry: r}
+	}
+	return r.locationSource(ref, matchLen(ref, r.Prefix)), nil
+}
+
+// locationSource is ref at r's location, n being the length of the prefix
+// r matched.
+func (r *Registry) locationSource(ref string, n int) Source {
 	loc := ref
 	if r.Location != "" {
-		loc = r.Location + rest
+		loc = r.Location + ref[n:]
 	}
-	out = append(out, Source{Ref: loc, Insecure: r.Insecure, Registry: r})
-	return out, nil
+	return Source{Ref: loc, Insecure: r.Insecure, Registry: r}
 }
 
 // InsecureHosts returns the registry hosts (host[:port]) for which a
