@@ -2,8 +2,11 @@ package validate
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
@@ -14,8 +17,19 @@ import (
 // matches its findings and upstream's ConvertToModel.
 func FuzzValidate(f *testing.F) {
 	f.Add(base)
-	for _, tc := range ruleCases {
-		f.Add(tc.catalog)
+	files, err := filepath.Glob("testdata/rules/*.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, af := range ar.Files {
+			data, _ := stripMarkers(af.Data)
+			f.Add(string(data))
+		}
 	}
 	f.Add(`{"schema":"olm.package","name":"a","defaultChannel":"c"}{"schema":"olm.channel","package":"a","name":"c","entries":[{"name":"b","skipRange":">=0.0.0"}]}{"schema":"olm.bundle","package":"a","name":"b","image":"x","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}},{"type":"olm.constraint","value":{"all":{"constraints":[{}]}}}]}`)
 	schemas, err := LoadSchemas("")
