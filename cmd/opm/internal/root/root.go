@@ -228,7 +228,8 @@ func Run(args []string, ios *cmdutil.IOStreams) int {
 		var fe *cmdutil.FlagError
 		if errors.As(err, &fe) {
 			c, _, ferr := cmd.Find(args)
-			if ferr != nil || c == nil {
+			if ferr != nil || c == nil || c.Name() == "help" {
+				// `opm help x` is about the command x names, not about help.
 				c = cmd
 			}
 			fmt.Fprintf(ios.ErrOut, "Run '%s --help' for usage.\n", c.CommandPath())
