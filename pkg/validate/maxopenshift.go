@@ -22,7 +22,7 @@ func maxOpenShiftChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 		if _, err := graph.BundleMaxOpenShiftVersion(b); err != nil {
 			out = append(out, Finding{Severity: SeverityWarning, Code: CodeMaxOpenShiftInvalid,
 				Message: fmt.Sprintf("bundle %q has an invalid olm.maxOpenShiftVersion: %v", b.Name, err),
-				File:    b.Pos.File, Line: b.Pos.Line, Column: b.Pos.Col, Package: b.Package, Bundle: b.Name,
+				File:    b.Pos.File, Line: b.Pos.Line, Column: b.Pos.Column, Package: b.Package, Bundle: b.Name,
 				Help: `give one olm.maxOpenShiftVersion property whose value is a "<major>.<minor>" string, such as "4.16"; while a bundle with an unreadable value is installed, OLM blocks every cluster upgrade`})
 		}
 	}
