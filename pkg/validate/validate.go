@@ -260,6 +260,7 @@ func checkGroup(g *group, sc *schemaChecker) *groupResult {
 		}
 	}
 	gr.other = append(gr.other, g.extraChecks(&gr.facts)...)
+	gr.other = append(gr.other, g.maxOpenShiftChecks()...)
 	return gr
 }
 
