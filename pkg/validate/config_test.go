@@ -17,10 +17,10 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("empty config = %+v, %v", c, err)
 	}
 	for in, want := range map[string]string{
-		"strict: yes please\n":       ConfigFile + ": error unmarshaling JSON",
-		"ignor: [schema]\n":          `unknown field "ignor"`,
-		"ignore: [no-such-rule]\n":   `ignore: unknown rule "no-such-rule"`,
-		"warnAsError: [nope]\n":      `warnAsError: unknown rule "nope"`,
+		"strict: yes please\n":     ConfigFile + ": error unmarshaling JSON",
+		"ignor: [schema]\n":        `unknown field "ignor"`,
+		"ignore: [no-such-rule]\n": `ignore: unknown rule "no-such-rule"`,
+		"warnAsError: [nope]\n":    `warnAsError: unknown rule "nope"`,
 		strings.Repeat("#", 2<<20): "larger than",
 	} {
 		if _, err := ParseConfig([]byte(in), ConfigFile); err == nil || !strings.Contains(err.Error(), want) {
