@@ -186,7 +186,7 @@ func (f *FS) Open(name string) (fs.File, error) {
 // check refuses anything but a regular file within the limit.
 func (f *FS) check(name string, st fs.FileInfo) error {
 	if !st.Mode().IsRegular() {
-		return &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(st.Mode()))}
+		return &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode()))}
 	}
 	if f.limit > 0 && st.Size() > f.limit {
 		return &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: st.Size(), Limit: f.limit}}
@@ -194,8 +194,15 @@ func (f *FS) check(name string, st fs.FileInfo) error {
 	return nil
 }
 
-func kind(m fs.FileMode) string {
+// Kind names a file mode's type for error messages ("a named pipe").
+func Kind(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/opmkit/opm/internal/jsonscan"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -137,7 +138,7 @@ func iterArray(v []byte, fn func([]byte) bool) bool {
 	}
 	i := 1
 	for i < len(v)-1 {
-		end := skipValue(v, i)
+		end := jsonscan.SkipValue(v, i)
 		if end < 0 || !fn(v[i:end]) {
 			return false
 		}
@@ -161,7 +162,7 @@ func iterObject(v []byte, fn func(string, []byte) bool) bool {
 		if v[i] != '"' {
 			return false
 		}
-		kEnd := skipValue(v, i)
+		kEnd := jsonscan.SkipValue(v, i)
 		if kEnd < 0 || v[kEnd] != ':' {
 			return false
 		}
@@ -169,7 +170,7 @@ func iterObject(v []byte, fn func(string, []byte) bool) bool {
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return false
 		}
-		vEnd := skipValue(v, kEnd+1)
+		vEnd := jsonscan.SkipValue(v, kEnd+1)
 		if vEnd < 0 || !fn(string(key), v[kEnd+1:vEnd]) {
 			return false
 		}
@@ -179,59 +180,4 @@ func iterObject(v []byte, fn func(string, []byte) bool) bool {
 		}
 	}
 	return true
-}
-
-// skipValue returns the offset just past the compact JSON value starting
-// at v[i], or -1.
-func skipValue(v []byte, i int) int {
-	if i >= len(v) {
-		return -1
-	}
-	switch v[i] {
-	case '"':
-		return skipString(v, i)
-	case '{', '[':
-		depth := 0
-		for i < len(v) {
-			switch v[i] {
-			case '"':
-				i = skipString(v, i)
-				if i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	for i < len(v) && v[i] != ',' && v[i] != '}' && v[i] != ']' {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset just past the string starting at v[i].
-func skipString(v []byte, i int) int {
-	i++
-	for i < len(v) {
-		k := indexQuoteOrBackslash(v[i:])
-		if k < 0 {
-			return -1
-		}
-		i += k
-		if v[i] == '\\' {
-			i += 2
-			continue
-		}
-		return i + 1
-	}
-	return -1
 }

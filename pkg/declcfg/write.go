@@ -2,7 +2,6 @@ package declcfg
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/fsutil"
+	"github.com/opmkit/opm/internal/jsonscan"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -263,7 +263,7 @@ func appendRaw(dst []byte, raw json.RawMessage) []byte {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case '"':
-			end := skipString(raw, i)
+			end := jsonscan.SkipString(raw, i)
 			if end < 0 {
 				return append(dst, raw[start:]...)
 			}
@@ -421,7 +421,7 @@ func appendIndent(dst, src []byte, w *bufio.Writer) []byte {
 		case '"':
 			j := i + 1
 			for j < len(src) {
-				k := indexQuoteOrBackslash(src[j:])
+				k := jsonscan.IndexQuoteOrBackslash(src[j:])
 				if k < 0 {
 					j = len(src)
 					break
@@ -467,20 +467,6 @@ func appendIndent(dst, src []byte, w *bufio.Writer) []byte {
 		}
 	}
 	return dst
-}
-
-// indexQuoteOrBackslash returns the index of the first '"' or '\\' in b, or
-// -1. Two bytes.IndexByte scans (vectorised) beat one byte loop by an
-// order of magnitude on the long base64 strings of bundle objects.
-func indexQuoteOrBackslash(b []byte) int {
-	q := bytes.IndexByte(b, '"')
-	if q < 0 {
-		return bytes.IndexByte(b, '\\')
-	}
-	if bs := bytes.IndexByte(b[:q], '\\'); bs >= 0 {
-		return bs
-	}
-	return q
 }
 
 const indentSpaces = "                                                                "

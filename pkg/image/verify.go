@@ -12,6 +12,8 @@ import (
 	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // ErrDigest is wrapped by errors for content that does not match its
@@ -129,7 +131,7 @@ func openRegular(root *os.Root, name string) (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, kindOf(fi.Mode()))}
+		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, safefs.Kind(fi.Mode()))}
 	}
 	var f *os.File
 	if root != nil {
@@ -147,30 +149,9 @@ func openRegular(root *os.Root, name string) (*os.File, int64, error) {
 	}
 	if !st.Mode().IsRegular() || !os.SameFile(fi, st) {
 		f.Close()
-		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s, or replaced while opening)", errNotRegular, kindOf(st.Mode()))}
+		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s, or replaced while opening)", errNotRegular, safefs.Kind(st.Mode()))}
 	}
 	return f, st.Size(), nil
-}
-
-// kindOf names a file mode's type.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a regular file"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 // ctxReader stops reading when ctx is done.

@@ -23,6 +23,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/image"
 )
 
@@ -337,7 +338,7 @@ func (b *layerBuilder) walk(sub *os.Root, src, rel, dst string) error {
 				return err
 			}
 		default:
-			return fmt.Errorf("%s: %s: %w (only regular files, directories and symbolic links are)", b.name(userPath), kind(m), ErrUnsupported)
+			return fmt.Errorf("%s: %s: %w (only regular files, directories and symbolic links are)", b.name(userPath), safefs.Kind(m), ErrUnsupported)
 		}
 	}
 	return nil
@@ -452,20 +453,6 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // ctxReader stops reading when ctx is done.

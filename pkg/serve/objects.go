@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/internal/jsonscan"
 )
 
 // Bundle objects.
@@ -109,14 +111,14 @@ func isCSV(obj []byte) bool {
 // object, has no such member, or the value is not a string. The last
 // occurrence of a repeated key wins, as in encoding/json.
 func topLevelString(obj []byte, key string) (string, bool) {
-	i := skipWS(obj, 0)
+	i := jsonscan.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return "", false
 	}
 	i++
 	found, val := false, ""
 	for {
-		i = skipWS(obj, i)
+		i = jsonscan.SkipSpace(obj, i)
 		if i >= len(obj) {
 			return "", false
 		}
@@ -130,7 +132,7 @@ func topLevelString(obj []byte, key string) (string, bool) {
 		if obj[i] != '"' {
 			return "", false
 		}
-		end := skipJSONString(obj, i)
+		end := jsonscan.SkipString(obj, i)
 		if end < 0 {
 			return "", false
 		}
@@ -138,12 +140,12 @@ func topLevelString(obj []byte, key string) (string, bool) {
 		if err := json.Unmarshal(obj[i:end], &k); err != nil {
 			return "", false
 		}
-		i = skipWS(obj, end)
+		i = jsonscan.SkipSpace(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
 			return "", false
 		}
-		i = skipWS(obj, i+1)
-		vend := skipJSONValue(obj, i)
+		i = jsonscan.SkipSpace(obj, i+1)
+		vend := jsonscan.SkipValue(obj, i)
 		if vend < 0 {
 			return "", false
 		}
@@ -156,74 +158,6 @@ func topLevelString(obj []byte, key string) (string, bool) {
 			}
 		}
 		i = vend
-	}
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipJSONString returns the offset just past the string starting at b[i]
-// (a '"'), or -1.
-func skipJSONString(b []byte, i int) int {
-	i++
-	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		end := i + j
-		// Count the backslashes before the quote.
-		n := 0
-		for k := end - 1; k >= i && b[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return end + 1
-		}
-		i = end + 1
-	}
-}
-
-// skipJSONValue returns the offset just past the value starting at b[i], or
-// -1. It checks only the nesting, not the tokens (isCSV validates the whole
-// object separately).
-func skipJSONValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipJSONString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipJSONString(b, i)
-				if i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	default:
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-			i++
-		}
-		return i
 	}
 }
 
