@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -122,9 +123,13 @@ func writeStream(ctx context.Context, opts Options, w io.Writer, format declcfg.
 		ixs = append(ixs, ix)
 	}
 	groups := ixs.groups()
+	// Small outputs leave in one write at the end, as a whole render's
+	// did (so a reader that stops early, like head, leaves no write
+	// pending); large ones in chunks of this size.
+	bw := bufio.NewWriterSize(w, streamBuffer)
 	// Output buffers go back to the pool once written.
 	var pool sync.Pool
-	return orderedGroups(ctx, len(groups), runtime.GOMAXPROCS(0), func(ctx context.Context, i int) ([]byte, error) {
+	err := orderedGroups(ctx, len(groups), runtime.GOMAXPROCS(0), func(ctx context.Context, i int) ([]byte, error) {
 		cfg, err := ixs.load(ctx, groups[i])
 		if err != nil {
 			return nil, err
@@ -139,7 +144,7 @@ func writeStream(ctx context.Context, opts Options, w io.Writer, format declcfg.
 		}
 		return buf.Bytes(), nil
 	}, func(out []byte) error {
-		_, err := w.Write(out)
+		_, err := bw.Write(out)
 		if cap(out) <= maxPooledOutput {
 			pool.Put(bytes.NewBuffer(out[:0]))
 		}
@@ -148,7 +153,17 @@ func writeStream(ctx context.Context, opts Options, w io.Writer, format declcfg.
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
 }
+
+// streamBuffer is the size of the output buffer of a streamed render.
+const streamBuffer = 1 << 20
 
 // Output buffers are kept for reuse up to this size.
 const maxPooledOutput = 64 << 20

@@ -99,7 +99,7 @@ func WriteText(w io.Writer, res *Result, verbose bool) error {
 		if p := f.Pos(); p.IsValid() {
 			buf.WriteString(p.String() + ": ")
 		}
-		fmt.Fprintf(&buf, "%s: %s%s [%s]%s\n", f.Severity, f.Message, channelsNote(f), f.Code, suffix)
+		fmt.Fprintf(&buf, "%s: %s [%s]%s%s\n", f.Severity, f.Message, f.Code, channelsNote(f), suffix)
 	}
 	perRule := map[string]int{}
 	for _, f := range res.Findings {

@@ -19,7 +19,7 @@ const conformanceCatalogs = "../../../../shared/conformance/catalog"
 
 // summaryLineRE matches a finding line of the text output and captures
 // its rule code.
-var summaryLineRE = regexp.MustCompile(`\[([a-z0-9-]+)\]( \(and \d+ more; -v lists them\))?$`)
+var summaryLineRE = regexp.MustCompile(`\[([a-z0-9-]+)\]( \(channels [^)]*\))?( \(and \d+ more; -v lists them\))?$`)
 
 // newProblem is a package whose only problem is a warning (an API no
 // bundle provides): upstream accepts it.
