@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -19,15 +20,28 @@ func TestMain(m *testing.M) {
 }
 
 // TestScript runs every testdata/script/*.txtar. OPM_UPDATE=1 rewrites the
-// expected files of `cmp` lines in place.
+// expected files of `cmp` lines in place. Scripts that read the shared
+// conformance suite (../shared/conformance beside the repository) find it
+// at $CONFORMANCE and guard on the [conformance] condition.
 func TestScript(t *testing.T) {
+	conformance, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "conformance"))
+	if _, err := os.Stat(conformance); err != nil {
+		conformance = ""
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("OPM_UPDATE") == "1",
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits},
+		Condition: func(cond string) (bool, error) {
+			if cond == "conformance" {
+				return conformance != "", nil
+			}
+			return false, errors.New("unknown condition " + cond)
+		},
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("CONFORMANCE", conformance)
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/home/.cache")
 			return nil

@@ -292,7 +292,7 @@ func (c *Catalog) fileEdit(name string) (*fileEdit, error) {
 	}
 	for i, b := range blobs {
 		s := layout.Blobs[i]
-		if s.Line != b.Pos.Line || (layout.Format == FormatJSON && s.Col != b.Pos.Column) {
+		if s.Line != b.Pos.Line || (layout.Format == FormatJSON && s.Column != b.Pos.Column) {
 			return nil, fmt.Errorf("cannot edit %s in place: blob %d is at line %d, the loader says line %d", c.DisplayName(name), i+1, s.Line, b.Pos.Line)
 		}
 	}

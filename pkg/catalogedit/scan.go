@@ -42,7 +42,7 @@ type Span struct {
 	// bytes with their separator, so that the neighbours stay as they are.
 	CutStart, CutEnd int
 	// Line and Col are where the loader positions the blob (1-based).
-	Line, Col int
+	Line, Column int
 }
 
 // Layout is where every blob of a file lies.
@@ -128,7 +128,7 @@ func scanJSONStream(data []byte) ([]Span, error) {
 			return nil, fmt.Errorf("line %d: a blob must be a JSON object", lineOf(li, off))
 		}
 		line, col := li.pos(off)
-		s := Span{Start: off, End: end, Line: line, Col: col}
+		s := Span{Start: off, End: end, Line: line, Column: col}
 		// Cut the blob's whole line when it stands alone on it.
 		ls := li.lineStart(line)
 		s.CutStart = off
@@ -167,7 +167,7 @@ func scanYAMLStream(data []byte) ([]Span, error) {
 		if docStart < 0 {
 			return
 		}
-		s := Span{CutStart: segStart, CutEnd: end, Line: docLine, Col: 1}
+		s := Span{CutStart: segStart, CutEnd: end, Line: docLine, Column: 1}
 		s.Start, s.End = contentRange(data, lineStartsBetween(data, docStart, end), docStart, end)
 		// A document of blank lines and comments has no blob (the loader
 		// skips or rejects it).
@@ -298,7 +298,7 @@ func scanJSONTemplate(data []byte, l *Layout) error {
 			return fmt.Errorf("line %d: entry %d is not an object", lineOf(li, e.start), i)
 		}
 		line, col := li.pos(e.start)
-		s := Span{Start: e.start, End: e.end, Line: line, Col: col}
+		s := Span{Start: e.start, End: e.end, Line: line, Column: col}
 		s.CutStart, s.CutEnd = jsonItemCut(arr, i)
 		l.Blobs = append(l.Blobs, s)
 	}
@@ -377,7 +377,7 @@ func scanYAMLTemplate(data []byte, l *Layout) error {
 		}
 		l.Blobs = append(l.Blobs, Span{
 			Start: it.start, End: it.end, CutStart: it.start, CutEnd: it.end,
-			Line: it.node.Line, Col: it.node.Column,
+			Line: it.node.Line, Column: it.node.Column,
 		})
 	}
 	if len(items) > 0 {

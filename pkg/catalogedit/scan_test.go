@@ -88,8 +88,8 @@ func checkScanOpts(t *testing.T, data []byte, removals bool) {
 		t.Fatalf("scanner found %d blobs, loader %d", len(l.Blobs), len(pos))
 	}
 	for i, s := range l.Blobs {
-		if s.Line != pos[i].Line || l.Format == FormatJSON && s.Col != pos[i].Column {
-			t.Fatalf("blob %d: scanner at %d:%d, loader at %d:%d", i, s.Line, s.Col, pos[i].Line, pos[i].Column)
+		if s.Line != pos[i].Line || l.Format == FormatJSON && s.Column != pos[i].Column {
+			t.Fatalf("blob %d: scanner at %d:%d, loader at %d:%d", i, s.Line, s.Column, pos[i].Line, pos[i].Column)
 		}
 		one, err := declcfg.LoadReader(bytes.NewReader(data[s.Start:s.End]), "f")
 		if err != nil {

@@ -44,7 +44,7 @@ func loadTemplate(data []byte, name string) (*declcfg.DeclarativeConfig, *fileEd
 		if err != nil {
 			return nil, nil, fmt.Errorf("line %d: %w", s.Line, declcfgMessage(err))
 		}
-		pos := declcfg.Position{File: name, Line: s.Line, Column: s.Col}
+		pos := declcfg.Position{File: name, Line: s.Line, Column: s.Column}
 		setPos(one, pos)
 		cfg.Merge(one)
 	}

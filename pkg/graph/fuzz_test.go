@@ -1,9 +1,12 @@
 package graph
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/blang/semver/v4"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 )
@@ -68,11 +71,80 @@ func FuzzGraph(f *testing.F) {
 					t.Fatal(err)
 				}
 				checkPath(t, p, c, paths[0])
+				if _, err := p.CheckClusterUpgrade(in, OpenShiftVersion{Major: 4, Minor: 19}, sem, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// An installed bundle the catalog lacks: its name is assumed.
+		if in, err := p.ResolveInstalled("0.0.1-gone", ""); err == nil && p.Nodes[in.Name] == nil {
+			for _, sem := range []Semantics{Classic, V1} {
+				paths, err := p.Path(in, PathOptions{Semantics: sem})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPath(t, p, c, paths[0])
 			}
 		}
 		for _, sem := range []Semantics{Classic, V1} {
 			if _, err := p.AllPairs(sem, nil); err != nil {
 				t.Fatal(fmt.Errorf("%s: %w", sem, err))
+			}
+		}
+	})
+}
+
+// FuzzMaxOpenShiftVersion feeds arbitrary property values and cluster
+// versions: no panic; an accepted value prints as <major>.<minor> and reads
+// back the same, as a string and as a number.
+func FuzzMaxOpenShiftVersion(f *testing.F) {
+	for _, s := range []string{`"4.16"`, `4.17`, `"v4.16.0"`, `""`, `"4.16.1"`, `true`, `{"a":1}`, `1e2`, `"4.18.0-rc1"`, `"  4 "`} {
+		f.Add(s, "4.18.3")
+	}
+	f.Fuzz(func(t *testing.T, raw, cluster string) {
+		v, err := ParseMaxOpenShiftVersion(json.RawMessage(raw))
+		if err == nil {
+			for _, again := range []string{`"` + v.String() + `"`, v.String()} {
+				w, err := ParseMaxOpenShiftVersion(json.RawMessage(again))
+				if err != nil || w != v {
+					t.Fatalf("%s -> %v, but %s -> %v, %v", raw, v, again, w, err)
+				}
+			}
+		}
+		if next, err := NextMinor(cluster); err == nil {
+			n := &Node{HasBundle: true, MaxOpenShift: &v}
+			if b, known := n.Blocks(next); !known || b != (v.Compare(next) < 0) {
+				t.Fatalf("Blocks(%v) with max %v = %v, %v", next, v, b, known)
+			}
+		}
+	})
+}
+
+// FuzzReleaseOrder checks that OLM v1's order of versions with build
+// metadata is a total order: antisymmetric and transitive.
+func FuzzReleaseOrder(f *testing.F) {
+	f.Add("1.0.0+9", "1.0.0+10", "1.0.0+a.1")
+	f.Add("1.0.0", "1.0.0+0", "1.0.0+00")
+	f.Add("1.0.0-rc.1+2", "1.0.0+1", "2.0.0")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		var nodes []*Node
+		for _, s := range []string{a, b, c} {
+			v, err := semver.Parse(s)
+			if err != nil {
+				return
+			}
+			nodes = append(nodes, newNode(s, v, ""))
+		}
+		for _, x := range nodes {
+			for _, y := range nodes {
+				if compareV1(x, y) != -compareV1(y, x) {
+					t.Fatalf("compare(%s, %s) = %d, compare(%s, %s) = %d", x.Name, y.Name, compareV1(x, y), y.Name, x.Name, compareV1(y, x))
+				}
+				for _, z := range nodes {
+					if compareV1(x, y) <= 0 && compareV1(y, z) <= 0 && compareV1(x, z) > 0 {
+						t.Fatalf("not transitive: %s <= %s <= %s but %s > %s", x.Name, y.Name, z.Name, x.Name, z.Name)
+					}
+				}
 			}
 		}
 	})

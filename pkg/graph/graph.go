@@ -36,8 +36,28 @@ type Node struct {
 	Name       string
 	Version    semver.Version
 	HasVersion bool
+	// HasBundle is set for the bundles of the catalog (and clear for names
+	// that only edges mention, and for installed bundles the catalog
+	// lacks).
+	HasBundle bool
+	// Release is the olm.package property's release, when set.
+	Release    string
 	Deprecated bool
 	Pos        declcfg.Position
+
+	// MaxOpenShift is the bundle's olm.maxOpenShiftVersion (nil when it
+	// has none); MaxOpenShiftErr says why it is malformed.
+	MaxOpenShift    *OpenShiftVersion
+	MaxOpenShiftErr error
+
+	// rel is what OLM v1 orders equal versions by: Release, or the build
+	// metadata (see compareV1).
+	rel []string
+}
+
+// newNode returns a versioned node with its OLM v1 order key.
+func newNode(name string, v semver.Version, release string) *Node {
+	return &Node{Name: name, Version: v, HasVersion: true, Release: release, rel: releaseOf(v, release)}
 }
 
 // VersionString is the node's version, or "" when it has none.
@@ -200,11 +220,14 @@ func New(cfg *declcfg.DeclarativeConfig) (*Graph, error) {
 		if _, dup := p.Nodes[b.Name]; dup {
 			continue
 		}
-		v, err := BundleVersion(b)
+		v, release, err := bundleVersionRelease(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: package %q: %w", b.Pos, b.Package, err)
 		}
-		p.Nodes[b.Name] = &Node{Name: b.Name, Version: v, HasVersion: true, Pos: b.Pos}
+		n := newNode(b.Name, v, release)
+		n.HasBundle, n.Pos = true, b.Pos
+		n.MaxOpenShift, n.MaxOpenShiftErr = maxOpenShiftOf(b)
+		p.Nodes[b.Name] = n
 	}
 	for _, c := range cfg.Channels {
 		p := get(c.Package)

@@ -36,18 +36,24 @@ type MermaidOptions struct {
 // BundleVersion returns the version of b's single olm.package property,
 // parsed as strict semver, with upstream's error wording.
 func BundleVersion(b *declcfg.Bundle) (semver.Version, error) {
+	v, _, err := bundleVersionRelease(b)
+	return v, err
+}
+
+// bundleVersionRelease is [BundleVersion] with the olm.package release.
+func bundleVersionRelease(b *declcfg.Bundle) (semver.Version, string, error) {
 	props, err := property.Parse(b.Properties)
 	if err != nil {
-		return semver.Version{}, fmt.Errorf("parse properties for bundle %q: %w", b.Name, err)
+		return semver.Version{}, "", fmt.Errorf("parse properties for bundle %q: %w", b.Name, err)
 	}
 	if len(props.Packages) != 1 {
-		return semver.Version{}, fmt.Errorf("bundle %q has multiple %q properties, expected exactly 1", b.Name, property.TypePackage)
+		return semver.Version{}, "", fmt.Errorf("bundle %q has multiple %q properties, expected exactly 1", b.Name, property.TypePackage)
 	}
 	v, err := semver.Parse(props.Packages[0].Version)
 	if err != nil {
-		return semver.Version{}, fmt.Errorf("bundle %q has invalid version %q: %w", b.Name, props.Packages[0].Version, err)
+		return semver.Version{}, "", fmt.Errorf("bundle %q has invalid version %q: %w", b.Name, props.Packages[0].Version, err)
 	}
-	return v, nil
+	return v, props.Packages[0].Release, nil
 }
 
 // bundleVersions maps bundle names to versions; the first bundle of a name

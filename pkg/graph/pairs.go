@@ -14,7 +14,7 @@ type PairTable struct {
 	Semantics Semantics
 	Channels  []string
 	// Nodes are the versioned entries of the channels, by increasing
-	// version (then name).
+	// version (then release, then name).
 	Nodes []*Node
 
 	index map[string]int
@@ -59,18 +59,13 @@ func (p *PackageGraph) AllPairs(sem Semantics, channels []string) (*PairTable, e
 			}
 		}
 	}
-	sort.Slice(t.Nodes, func(i, j int) bool {
-		if c := t.Nodes[i].Version.Compare(t.Nodes[j].Version); c != 0 {
-			return c < 0
-		}
-		return t.Nodes[i].Name < t.Nodes[j].Name
-	})
+	sortNodes(t.Nodes)
 	t.rank = make([]int32, len(t.Nodes))
 	for i, n := range t.Nodes {
 		t.index[n.Name] = i
 		if i > 0 {
 			t.rank[i] = t.rank[i-1]
-			if n.Version.GT(t.Nodes[i-1].Version) {
+			if compareV1(n, t.Nodes[i-1]) > 0 {
 				t.rank[i]++
 			}
 		}
@@ -163,9 +158,12 @@ func (t *PairTable) buildV1(p *PackageGraph, chans []*ChannelGraph) {
 			if tt == x {
 				continue // at the target already
 			}
+			// OLM v1 ranks the installed bundle among the candidates and
+			// deprecated bundles last: a bundle that is not deprecated
+			// stays rather than move to a deprecated one.
 			if best >= 0 {
 				t.next[tt*n+x] = best
-			} else {
+			} else if node.Deprecated {
 				t.next[tt*n+x] = bestDep
 			}
 		}

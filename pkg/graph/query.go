@@ -41,6 +41,14 @@ type Installed struct {
 	Name       string
 	Version    semver.Version
 	HasVersion bool
+	// Release is the olm.package release of the catalog's bundle.
+	Release string
+	// Deprecated is set when the catalog deprecates the bundle.
+	Deprecated bool
+	// Assumed is set when Name was not given but assumed (see
+	// [PackageGraph.ResolveInstalled]); Note says so in a sentence.
+	Assumed bool
+	Note    string
 }
 
 // Label is "name (version)", or whichever of the two is known.
@@ -55,11 +63,88 @@ func (in Installed) Label() string {
 }
 
 func (in Installed) node() *Node {
-	return &Node{Name: in.Name, Version: in.Version, HasVersion: in.HasVersion}
+	if !in.HasVersion {
+		return &Node{Name: in.Name, Deprecated: in.Deprecated}
+	}
+	n := newNode(in.Name, in.Version, in.Release)
+	n.Deprecated = in.Deprecated
+	return n
 }
 
 func installedFrom(n *Node) Installed {
-	return Installed{Name: n.Name, Version: n.Version, HasVersion: n.HasVersion}
+	return Installed{Name: n.Name, Version: n.Version, HasVersion: n.HasVersion, Release: n.Release, Deprecated: n.Deprecated}
+}
+
+// ResolveInstalled identifies the installed bundle from a version or bundle
+// name (from) and, optionally, the installed bundle's name (bundle), for
+// installed bundles the catalog may no longer have: replaces and skips
+// match them by name, skipRange by version.
+//
+//   - from alone is resolved as [PackageGraph.Resolve] does; when it is a
+//     version that no bundle of the package has, the name is assumed:
+//     <prefix>.v<version>, where the prefix is the one every bundle of the
+//     package is named with (<prefix>.v<its version>), or else the package
+//     name. Installed.Assumed and Note say so.
+//   - bundle names the installed bundle. When the catalog has it, from (if
+//     given) must be its version; otherwise from (if given) must be a
+//     version and is taken as the installed bundle's.
+func (p *PackageGraph) ResolveInstalled(from, bundle string) (Installed, error) {
+	if bundle == "" {
+		in, err := p.Resolve(from)
+		if err != nil || in.Name != "" || !in.HasVersion {
+			return in, err
+		}
+		prefix, why := p.namePrefix()
+		in.Name = prefix + ".v" + in.Version.String()
+		in.Assumed = true
+		in.Note = fmt.Sprintf("assumed installed bundle name %q: no bundle of package %q has version %s, and %s", in.Name, p.Name, in.Version, why)
+		return in, nil
+	}
+	if n := p.Nodes[bundle]; n != nil && n.HasBundle {
+		in := installedFrom(n)
+		if from == "" || from == bundle {
+			return in, nil
+		}
+		v, err := semver.Parse(from)
+		if err != nil || v.String() != n.Version.String() {
+			return Installed{}, fmt.Errorf("package %q: bundle %q has version %s, not %s", p.Name, bundle, n.Version, from)
+		}
+		return in, nil
+	}
+	in := Installed{Name: bundle}
+	if n := p.Nodes[bundle]; n != nil {
+		in.Deprecated = n.Deprecated
+	}
+	if from == "" {
+		return in, nil
+	}
+	v, err := semver.Parse(from)
+	if err != nil {
+		return Installed{}, fmt.Errorf("package %q has no bundle named %q, so --from must give its version: %w", p.Name, bundle, err)
+	}
+	in.Version, in.HasVersion = v, true
+	return in, nil
+}
+
+// namePrefix returns the prefix of <prefix>.v<version> that every bundle of
+// the package is named with, or the package name, and why.
+func (p *PackageGraph) namePrefix() (string, string) {
+	prefix, n := "", 0
+	for _, node := range p.Nodes {
+		if !node.HasBundle {
+			continue
+		}
+		pre, ok := strings.CutSuffix(node.Name, ".v"+node.Version.String())
+		if !ok || pre == "" || (n > 0 && pre != prefix) {
+			return p.Name, fmt.Sprintf("its bundles follow no single <name>.v<version> pattern, so the name is %s.v<version>", p.Name)
+		}
+		prefix = pre
+		n++
+	}
+	if n == 0 {
+		return p.Name, fmt.Sprintf("it has no bundles, so the name is %s.v<version>", p.Name)
+	}
+	return prefix, fmt.Sprintf("its bundles are named %s.v<version>", prefix)
 }
 
 // Resolve finds the bundle that s names in the package: a bundle name, or
@@ -193,13 +278,14 @@ func (p *PackageGraph) Successors(in Installed, channels []string) ([]Successor,
 	if err != nil {
 		return nil, err
 	}
+	cur := in.node()
 	var out []Successor
 	for _, c := range chans {
 		best := -1
 		for _, sc := range c.successorsOf(p, in) {
 			e := c.Entries[sc.entry]
 			n := p.Nodes[e.Name]
-			s := Successor{Node: n, Channel: c.Name, Edges: sc.edges, ChainIndex: c.ChainIndex(e.Name), Lower: !isHigher(n, in)}
+			s := Successor{Node: n, Channel: c.Name, Edges: sc.edges, ChainIndex: c.ChainIndex(e.Name), Lower: !isHigher(n, cur)}
 			if s.ChainIndex >= 0 && (best < 0 || s.ChainIndex < out[best].ChainIndex) {
 				best = len(out)
 			}
@@ -209,7 +295,7 @@ func (p *PackageGraph) Successors(in Installed, channels []string) ([]Successor,
 			out[best].Classic = true
 		}
 	}
-	if pick := pickV1(out, in); pick != nil {
+	if pick, _ := pickV1(out, cur); pick != nil {
 		for i := range out {
 			if out[i].Node == pick {
 				out[i].V1 = true
@@ -219,38 +305,75 @@ func (p *PackageGraph) Successors(in Installed, channels []string) ([]Successor,
 	return out, nil
 }
 
-// isHigher reports whether n may follow in under OLM v1: its version is
-// above in's, or either version is unknown.
-func isHigher(n *Node, in Installed) bool {
-	if !n.HasVersion || !in.HasVersion {
+// V1Stays explains why OLM v1 picks none of succ (the successors of in, as
+// [PackageGraph.Successors] returns them): "" when it picks one or there
+// is nothing to pick.
+func V1Stays(in Installed, succ []Successor) string {
+	pick, deprecated := pickV1(succ, in.node())
+	if pick != nil || len(deprecated) == 0 {
+		return ""
+	}
+	return staysReason(in.Label(), deprecated)
+}
+
+// staysReason is the reason OLM v1 keeps a non-deprecated bundle whose
+// successors are all deprecated.
+func staysReason(label string, deprecated []*Node) string {
+	names := make([]string, len(deprecated))
+	for i, n := range deprecated {
+		names[i] = n.Label()
+	}
+	return fmt.Sprintf("stays: the only successors are deprecated (%s), and OLM v1 ranks %s, which is not, above them", strings.Join(names, ", "), label)
+}
+
+// isHigher reports whether n may follow cur under OLM v1: it is above cur
+// in OLM v1's order (version, then release), or either version is unknown.
+func isHigher(n, cur *Node) bool {
+	if !n.HasVersion || !cur.HasVersion {
 		return true
 	}
-	return n.Version.GT(in.Version)
+	return compareV1(n, cur) > 0
 }
 
 // v1Less ranks OLM v1 candidates: not deprecated first, then the highest
-// version, then by name for a stable answer.
+// version (then release), then by name for a stable answer.
 func v1Less(a, b *Node) bool {
 	if a.Deprecated != b.Deprecated {
 		return !a.Deprecated
 	}
-	if c := a.Version.Compare(b.Version); c != 0 {
+	if c := compareV1(a, b); c != 0 {
 		return c > 0
 	}
 	return a.Name < b.Name
 }
 
-func pickV1(succ []Successor, in Installed) *Node {
+// pickV1 returns OLM v1's pick among the successors above cur. OLM v1 ranks
+// the installed bundle among the candidates and deprecated bundles after
+// the others: a non-deprecated cur whose successors are all deprecated
+// stays (pick nil; the deprecated successors are returned, sorted).
+func pickV1(succ []Successor, cur *Node) (*Node, []*Node) {
 	var best *Node
 	for _, s := range succ {
-		if s.Lower {
+		if s.Lower || !s.Node.HasVersion {
 			continue
 		}
 		if best == nil || v1Less(s.Node, best) {
 			best = s.Node
 		}
 	}
-	return best
+	if best == nil || !best.Deprecated || cur.Deprecated {
+		return best, nil
+	}
+	var dep []*Node
+	seen := map[*Node]bool{}
+	for _, s := range succ {
+		if !s.Lower && s.Node.HasVersion && !seen[s.Node] {
+			seen[s.Node] = true
+			dep = append(dep, s.Node)
+		}
+	}
+	sortNodes(dep)
+	return nil, dep
 }
 
 func (p *PackageGraph) selectChannels(names []string) ([]*ChannelGraph, error) {
@@ -282,8 +405,11 @@ type PathOptions struct {
 	Channels []string
 	// To, when set, is the version to reach. Classic follows its fixed
 	// walk and stops there if the walk visits it; V1 only considers
-	// versions up to it at each step.
-	To *semver.Version
+	// versions up to it at each step. Build metadata in To counts as a
+	// release (OLM v1's order); ToRelease is the target bundle's
+	// olm.package release, when it has one.
+	To        *semver.Version
+	ToRelease string
 	// Range, when set, bounds every step as OLM v1's spec.version does:
 	// V1 only moves to versions in it; Classic follows its walk and stops
 	// at the last version in it.
@@ -298,6 +424,9 @@ type Step struct {
 	Channel string
 	// Edges are the fields of To's entry that allow the step.
 	Edges []Edge
+	// Note explains an OLM v1 step between versions that differ only in
+	// release ("" otherwise).
+	Note string
 }
 
 // Path is the answer to an upgrade-path query.
@@ -381,10 +510,11 @@ func (p *PackageGraph) classicPath(c *ChannelGraph, in Installed, opts PathOptio
 		return path
 	}
 	head := p.Nodes[c.Head]
+	to := opts.target()
 	cur := in
 	visited := map[string]bool{in.Name: true}
 	for {
-		if opts.To != nil && cur.HasVersion && cur.Version.Equals(*opts.To) {
+		if to != nil && cur.HasVersion && compareV1(cur.node(), to) == 0 {
 			break
 		}
 		if cur.Name == head.Name {
@@ -406,11 +536,11 @@ func (p *PackageGraph) classicPath(c *ChannelGraph, in Installed, opts PathOptio
 	end := path.End()
 	switch {
 	case opts.To != nil:
-		path.Reached = end.HasVersion && end.Version.Equals(*opts.To)
+		path.Reached = end.HasVersion && compareV1(end, to) == 0
 		if path.Reached {
-			path.Reason = fmt.Sprintf("reached version %s", opts.To)
+			path.Reason = fmt.Sprintf("reached version %s", to.label())
 		} else {
-			path.Reason = fmt.Sprintf("OLM classic's walk in channel %q from %s ends at %s and never visits version %s", c.Name, in.Label(), end.Label(), opts.To)
+			path.Reason = fmt.Sprintf("OLM classic's walk in channel %q from %s ends at %s and never visits version %s", c.Name, in.Label(), end.Label(), to.label())
 		}
 	case opts.Range != nil:
 		last := -1
@@ -460,12 +590,29 @@ func classicStuck(c *ChannelGraph, n, head *Node) string {
 	return fmt.Sprintf("no OLM classic upgrade from %s toward the head %s of channel %q: %s", n.Label(), head.Label(), c.Name, why)
 }
 
-// stepNode returns the graph node for in, or a node built from it.
+// stepNode returns the graph node for in, or a node built from it (also
+// when the graph only knows the name and in has a version).
 func stepNode(p *PackageGraph, in Installed) *Node {
-	if n := p.Nodes[in.Name]; n != nil && in.Name != "" {
+	if n := p.Nodes[in.Name]; n != nil && in.Name != "" && (n.HasVersion || !in.HasVersion) {
 		return n
 	}
 	return in.node()
+}
+
+// target is the node form of To, or nil.
+func (o PathOptions) target() *Node {
+	if o.To == nil {
+		return nil
+	}
+	return newNode("", *o.To, o.ToRelease)
+}
+
+// label is the version, with the release when it is an olm.package one.
+func (n *Node) label() string {
+	if n.Release != "" {
+		return n.Version.String() + " (release " + n.Release + ")"
+	}
+	return n.Version.String()
 }
 
 func (p *PackageGraph) v1Path(chans []*ChannelGraph, in Installed, opts PathOptions) *Path {
@@ -475,61 +622,83 @@ func (p *PackageGraph) v1Path(chans []*ChannelGraph, in Installed, opts PathOpti
 		names[i] = c.Name
 	}
 	path.Channels = names
+	to := opts.target()
 	allowed := func(n *Node) bool {
 		if opts.Range != nil && (!n.HasVersion || !opts.Range.ContainsVersion(n.Version)) {
 			return false
 		}
-		if opts.To != nil && (!n.HasVersion || n.Version.GT(*opts.To)) {
+		if to != nil && (!n.HasVersion || compareV1(n, to) > 0) {
 			return false
 		}
 		return true
 	}
-	cur := in
+	cur := stepNode(p, in)
+	var stays string // set when cur stays because its successors are deprecated
 	for {
-		if opts.To != nil && cur.HasVersion && cur.Version.Equals(*opts.To) {
+		if to != nil && cur.HasVersion && compareV1(cur, to) == 0 {
 			break
 		}
+		// OLM v1 ranks the installed bundle among the candidates, and
+		// deprecated bundles after the others.
 		var best *Node
 		var bestStep Step
+		var deprecated []*Node
 		for _, c := range chans {
-			for _, sc := range c.successorsOf(p, cur) {
+			for _, sc := range c.successorsOf(p, installedFrom(cur)) {
 				e := c.Entries[sc.entry]
 				n := p.Nodes[e.Name]
-				if !isHigher(n, cur) || !allowed(n) {
-					continue
-				}
 				// OLM v1 orders by version: an entry without a bundle
 				// is never a candidate (and every step but the first
 				// starts from a versioned bundle, so the walk climbs).
-				if !n.HasVersion {
+				if !n.HasVersion || !isHigher(n, cur) || !allowed(n) {
+					continue
+				}
+				if n.Deprecated && !cur.Deprecated {
+					deprecated = append(deprecated, n)
 					continue
 				}
 				if best == nil || v1Less(n, best) {
 					best = n
-					bestStep = Step{From: stepNode(p, cur), To: n, Channel: c.Name, Edges: sc.edges}
+					bestStep = Step{From: cur, To: n, Channel: c.Name, Edges: sc.edges}
 				}
 			}
 		}
 		if best == nil {
+			if len(deprecated) > 0 {
+				sortNodes(deprecated)
+				deprecated = uniqNodes(deprecated)
+				stays = staysReason(cur.Label(), deprecated)
+			}
 			break
 		}
+		if bestStep.From.HasVersion && bestStep.From.Version.Compare(best.Version) == 0 {
+			bestStep.Note = releaseNote(bestStep.From, best)
+		}
 		path.Steps = append(path.Steps, bestStep)
-		cur = installedFrom(best)
+		cur = best
 	}
 	end := path.End()
 	switch {
 	case opts.To != nil:
-		path.Reached = end.HasVersion && end.Version.Equals(*opts.To)
-		if path.Reached {
-			path.Reason = fmt.Sprintf("reached version %s", opts.To)
-		} else {
-			path.Reason = fmt.Sprintf("OLM v1 finds no upgrade from %s toward version %s in channels %s", end.Label(), opts.To, strings.Join(names, ", "))
+		path.Reached = end.HasVersion && compareV1(end, to) == 0
+		switch {
+		case path.Reached:
+			path.Reason = fmt.Sprintf("reached version %s", to.label())
+		case stays != "":
+			path.Reason = stays
+		default:
+			path.Reason = fmt.Sprintf("OLM v1 finds no upgrade from %s toward version %s in channels %s", end.Label(), to.label(), strings.Join(names, ", "))
 		}
 	case opts.Range != nil:
 		path.Reached = end.HasVersion && opts.Range.ContainsVersion(end.Version)
-		if path.Reached {
+		switch {
+		case path.Reached && stays != "":
+			path.Reason = fmt.Sprintf("%s is in %q; it %s", end.Label(), opts.Range, stays)
+		case path.Reached:
 			path.Reason = fmt.Sprintf("%s is the newest version in %q that OLM v1 reaches", end.Label(), opts.Range)
-		} else {
+		case stays != "":
+			path.Reason = stays
+		default:
 			path.Reason = fmt.Sprintf("OLM v1 finds no upgrade from %s to a version in %q in channels %s", end.Label(), opts.Range, strings.Join(names, ", "))
 		}
 	default:
@@ -537,13 +706,15 @@ func (p *PackageGraph) v1Path(chans []*ChannelGraph, in Installed, opts PathOpti
 		switch {
 		case newest == nil:
 			path.Reason = "the channels have no versioned entry"
-		case end.HasVersion && !end.Version.LT(newest.Version):
+		case end.HasVersion && compareV1(end, newest) >= 0:
 			path.Reached = true
 			if len(path.Steps) == 0 {
 				path.Reason = fmt.Sprintf("%s is already the newest version of channels %s", end.Label(), strings.Join(names, ", "))
 			} else {
 				path.Reason = fmt.Sprintf("reached the newest version of channels %s", strings.Join(names, ", "))
 			}
+		case stays != "":
+			path.Reason = stays
 		case !end.HasVersion:
 			path.Reason = fmt.Sprintf("%s has no version, so OLM v1 cannot order upgrades from it", end.Label())
 		default:
@@ -553,13 +724,38 @@ func (p *PackageGraph) v1Path(chans []*ChannelGraph, in Installed, opts PathOpti
 	return path
 }
 
+// releaseNote explains why OLM v1 takes to over from, two versions equal
+// but for their release.
+func releaseNote(from, to *Node) string {
+	what := "build metadata"
+	if to.Release != "" || from.Release != "" {
+		what = "the olm.package release"
+	}
+	fr, tr := strings.Join(from.rel, "."), strings.Join(to.rel, ".")
+	if fr == "" {
+		return fmt.Sprintf("OLM v1 orders equal versions by %s: %s is newer than none", what, tr)
+	}
+	return fmt.Sprintf("OLM v1 orders equal versions by %s: %s is newer than %s", what, tr, fr)
+}
+
+// uniqNodes drops repeats from sorted nodes.
+func uniqNodes(nodes []*Node) []*Node {
+	out := nodes[:0]
+	for i, n := range nodes {
+		if i == 0 || n != nodes[i-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // newestEntry returns the highest-versioned entry of chans.
 func newestEntry(p *PackageGraph, chans []*ChannelGraph) *Node {
 	var best *Node
 	for _, c := range chans {
 		for _, e := range c.Entries {
 			n := p.Nodes[e.Name]
-			if n.HasVersion && (best == nil || n.Version.GT(best.Version)) {
+			if n.HasVersion && (best == nil || compareV1(n, best) > 0) {
 				best = n
 			}
 		}

@@ -39,6 +39,16 @@ func TestCSVMetadata(t *testing.T) {
 			want: `{"apiServiceDefinitions":{},"crdDescriptions":{},"provider":{}}`,
 		},
 		{
+			// Upstream's ActionDescriptor has no value field: a value
+			// written in the CSV is dropped; spec and status descriptors
+			// keep theirs.
+			name: "Success/ActionDescriptorValueDropped",
+			csv: `{"kind":"ClusterServiceVersion","spec":{"customresourcedefinitions":{"owned":[{"name":"foos.test","version":"v1","kind":"Foo",` +
+				`"statusDescriptors":[{"path":"s","value":1}],"actionDescriptors":[{"path":"a","value":2,"x-descriptors":["x"]}]}]}}}`,
+			want: `{"apiServiceDefinitions":{},"crdDescriptions":{"owned":[{"name":"foos.test","version":"v1","kind":"Foo",` +
+				`"statusDescriptors":[{"path":"s","value":1}],"actionDescriptors":[{"path":"a","x-descriptors":["x"]}]}]},"provider":{}}`,
+		},
+		{
 			name:    "Error/BadVersion",
 			csv:     `{"kind":"ClusterServiceVersion","spec":{"version":"not.a.version.at.all"}}`,
 			wantErr: "decoding ClusterServiceVersion",

@@ -104,15 +104,15 @@ const (
 
 // Error is a problem in a registries.conf file, positioned when possible.
 type Error struct {
-	Pos Position
-	Col int
-	Err error
+	Pos    Position
+	Column int
+	Err    error
 }
 
 func (e *Error) Error() string {
 	pos := e.Pos.String()
-	if e.Pos.Line > 0 && e.Col > 0 {
-		pos = fmt.Sprintf("%s:%d", pos, e.Col)
+	if e.Pos.Line > 0 && e.Column > 0 {
+		pos = fmt.Sprintf("%s:%d", pos, e.Column)
 	}
 	return pos + ": " + e.Err.Error()
 }
@@ -161,7 +161,7 @@ func Parse(data []byte, file string) (*Config, error) {
 		e := &Error{Pos: Position{File: file}, Err: err}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
-			e.Pos.Line, e.Col = de.Position()
+			e.Pos.Line, e.Column = de.Position()
 		}
 		return nil, e
 	}

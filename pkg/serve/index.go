@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/opmkit/opm/internal/csvtypes"
 	"github.com/opmkit/opm/pkg/api"
 )
 
@@ -237,7 +238,7 @@ func (x *Index) Objects(b *Bundle) (objects []string, csvJSON string, err error)
 			}
 		}
 		for _, ri := range b.RelatedImages {
-			in.RelatedImages = append(in.RelatedImages, csvRelatedImage(ri))
+			in.RelatedImages = append(in.RelatedImages, csvtypes.RelatedImage(ri))
 		}
 		csv, err := synthesizeCSV(meta, in)
 		if err != nil {

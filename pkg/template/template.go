@@ -86,10 +86,10 @@ func readBounded(r io.Reader, limit int64) ([]byte, error) {
 
 // Error is a template problem positioned in its file.
 type Error struct {
-	File string
-	Line int // 1-based; 0 when unknown
-	Col  int // 1-based; 0 when unknown
-	Err  error
+	File   string
+	Line   int // 1-based; 0 when unknown
+	Column int // 1-based; 0 when unknown
+	Err    error
 }
 
 func (e *Error) Error() string {
@@ -99,10 +99,10 @@ func (e *Error) Error() string {
 		return e.Err.Error()
 	case e.Line == 0:
 		pos = e.File
-	case e.Col == 0:
+	case e.Column == 0:
 		pos = fmt.Sprintf("%s:%d", e.File, e.Line)
 	default:
-		pos = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
+		pos = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
 	}
 	return pos + ": " + e.Err.Error()
 }
@@ -160,7 +160,7 @@ func FirstDocument(data []byte, file string) (*Document, error) {
 		var se *json.SyntaxError
 		if errors.As(jerr, &se) {
 			off := start + int(se.Offset) - 1
-			e.Line, e.Col = lineAt(data, off), colAt(data, off)
+			e.Line, e.Column = lineAt(data, off), colAt(data, off)
 		} else if errors.Is(jerr, io.ErrUnexpectedEOF) {
 			e.Err = fmt.Errorf("unexpected end of JSON input")
 		}

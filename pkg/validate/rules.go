@@ -85,6 +85,7 @@ var Rules = []Rule{
 	{CodeGVKRequiredUnmet, false, "An olm.gvk.required no bundle in the catalog provides."},
 	{CodeVersionRangeInvalid, false, "An olm.package.required versionRange does not parse."},
 	{CodeConstraintKindMissing, false, "An olm.constraint has none of gvk, package, cel, all, any or not."},
+	{CodeMaxOpenShiftInvalid, false, "A bundle's olm.maxOpenShiftVersion is not a <major>.<minor> version, or is given more than once."},
 	{CodeDependenciesUnresolvable, false, "A channel head's dependencies cannot be resolved from the catalog and the --with catalogs (--check-dependencies)."},
 }
 

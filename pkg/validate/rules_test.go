@@ -113,6 +113,8 @@ var ruleCases = []struct {
 		"---\nschema: olm.bundle # <-\npackage: foo\nname: foo.v0.2.0-b\nimage: x.io/o:1\nproperties:\n  - type: olm.package\n    value: {packageName: foo, version: 0.2.0+b}\n"},
 	{CodeEdgeTargetMissing, strings.Replace(base, "schema: olm.channel\npackage: foo\nname: stable\nentries:\n  - name: foo.v0.1.0\n", "schema: olm.channel # <-\npackage: foo\nname: stable\nentries:\n  - name: foo.v0.1.0\n    replaces: foo.v0.0.1\n", 1)},
 	{CodeSkippedAndReplaced, strings.Replace(base, "schema: olm.channel\npackage: foo\nname: stable\nentries:\n", "schema: olm.channel # <-\npackage: foo\nname: stable\nentries:\n  - name: foo.v0.3.0\n    replaces: foo.v0.2.0\n    skips: [foo.v0.2.0, foo.v0.1.0]\n", 1) + bundleDoc("foo.v0.3.0", "0.3.0", "")},
+	{CodeMaxOpenShiftInvalid, base + bundleDoc("foo.v0.3.0", "0.3.0", "  - type: olm.maxOpenShiftVersion\n    value: '4.16.1'\n") +
+		"---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v0.3.0\n"},
 	{CodeDependenciesUnresolvable, base + bundleDoc("foo.v0.3.0", "0.3.0", "  - type: olm.constraint\n    value: {gvk: {group: a.io, kind: B, version: v1}}\n") +
 		"---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v0.3.0\n"},
 	{CodePackageRequiredUnmet, base + bundleDoc("foo.v0.3.0", "0.3.0", "  - type: olm.package.required\n    value: {packageName: bar, versionRange: '>=1.0.0'}\n") +

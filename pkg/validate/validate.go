@@ -82,6 +82,7 @@ func Validate(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts Options)
 		}
 	}
 	res.Findings = append(res.Findings, extraChecks(cfg)...)
+	res.Findings = append(res.Findings, maxOpenShiftChecks(cfg)...)
 	if opts.Dependencies != nil {
 		deps, err := CheckDependencies(ctx, cfg, *opts.Dependencies)
 		if err != nil {

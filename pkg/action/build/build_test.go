@@ -22,8 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/opmkit/opm/internal/registrytest"
-	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/action/dockerfile"
+	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 )

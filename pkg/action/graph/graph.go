@@ -1,5 +1,5 @@
-// Package graph is the action of `opm graph show|successors|path`: queries
-// over the upgrade graphs of a catalog under OLM classic and OLM v1
+// Package graph is the action of `opm graph show|successors|path|upgradeable`:
+// queries over the upgrade graphs of a catalog under OLM classic and OLM v1
 // semantics (pkg/graph), with their results in the shapes the command
 // prints: JSON for scripts, text for people.
 package graph
@@ -110,9 +110,13 @@ func selectConfig(cfg *declcfg.DeclarativeConfig, sel *gr.Graph) *declcfg.Declar
 	return out
 }
 
-// loadFrom loads the catalog and resolves from in the one package a
-// successors or path query is about.
-func loadFrom(ctx context.Context, opts Options, from string) (*gr.PackageGraph, gr.Installed, error) {
+// loadFrom loads the catalog and resolves the installed bundle (from: a
+// version or bundle name; bundle: its name, for bundles the catalog lacks)
+// in the one package a successors or path query is about.
+func loadFrom(ctx context.Context, opts Options, from, bundle string) (*gr.PackageGraph, gr.Installed, error) {
+	if from == "" && bundle == "" {
+		return nil, gr.Installed{}, action.Usagef("give the installed bundle with --from VERSION, --from-bundle NAME, or both")
+	}
 	_, g, err := load(ctx, opts)
 	if err != nil {
 		return nil, gr.Installed{}, err
@@ -121,7 +125,7 @@ func loadFrom(ctx context.Context, opts Options, from string) (*gr.PackageGraph,
 	if err != nil {
 		return nil, gr.Installed{}, err
 	}
-	in, err := p.Resolve(from)
+	in, err := p.ResolveInstalled(from, bundle)
 	if err != nil {
 		return nil, gr.Installed{}, err
 	}
@@ -155,6 +159,10 @@ type SuccessorsOptions struct {
 	Options
 	// From is the installed version or bundle name.
 	From string
+	// FromBundle is the installed bundle's name, for a bundle the catalog
+	// no longer has (with From its version). See
+	// [gr.PackageGraph.ResolveInstalled].
+	FromBundle string
 }
 
 // SuccessorsResult lists the direct successors of the installed bundle.
@@ -162,13 +170,16 @@ type SuccessorsResult struct {
 	Package    string
 	From       gr.Installed
 	Successors []gr.Successor
+	// V1Stays says why OLM v1 picks none of the successors ("" when it
+	// picks one or there is none).
+	V1Stays string
 }
 
 // Successors lists the channel entries (of Options.Channels, default all)
 // that upgrade directly from opts.From, and which one each semantics
 // picks.
 func Successors(ctx context.Context, opts SuccessorsOptions) (*SuccessorsResult, error) {
-	p, in, err := loadFrom(ctx, opts.Options, opts.From)
+	p, in, err := loadFrom(ctx, opts.Options, opts.From, opts.FromBundle)
 	if err != nil {
 		return nil, err
 	}
@@ -176,21 +187,33 @@ func Successors(ctx context.Context, opts SuccessorsOptions) (*SuccessorsResult,
 	if err != nil {
 		return nil, err
 	}
-	return &SuccessorsResult{Package: p.Name, From: in, Successors: succ}, nil
+	return &SuccessorsResult{Package: p.Name, From: in, Successors: succ, V1Stays: gr.V1Stays(in, succ)}, nil
 }
 
 // VersionJSON is a bundle (name, when known) and its version (when known).
 type VersionJSON struct {
 	Name    string `json:"name,omitempty"`
 	Version string `json:"version,omitempty"`
+	// Release is the olm.package release, when the bundle has one.
+	Release string `json:"release,omitempty"`
+}
+
+// InstalledJSON is the installed bundle: a VersionJSON, and whether its
+// name was assumed (with the sentence that says so).
+type InstalledJSON struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+	Release string `json:"release,omitempty"`
+	Assumed bool   `json:"assumed,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 func nodeJSON(n *gr.Node) VersionJSON {
-	return VersionJSON{Name: n.Name, Version: n.VersionString()}
+	return VersionJSON{Name: n.Name, Version: n.VersionString(), Release: n.Release}
 }
 
-func installedJSON(in gr.Installed) VersionJSON {
-	v := VersionJSON{Name: in.Name}
+func installedJSON(in gr.Installed) InstalledJSON {
+	v := InstalledJSON{Name: in.Name, Release: in.Release, Assumed: in.Assumed, Note: in.Note}
 	if in.HasVersion {
 		v.Version = in.Version.String()
 	}
@@ -242,13 +265,15 @@ type SuccessorJSON struct {
 // SuccessorsJSON is the -o json form of a successors query.
 type SuccessorsJSON struct {
 	Package    string          `json:"package"`
-	From       VersionJSON     `json:"from"`
+	From       InstalledJSON   `json:"from"`
 	Successors []SuccessorJSON `json:"successors"`
+	// V1Stays says why OLM v1 picks none of the successors.
+	V1Stays string `json:"v1Stays,omitempty"`
 }
 
 // JSON returns the -o json form.
 func (r *SuccessorsResult) JSON() SuccessorsJSON {
-	out := SuccessorsJSON{Package: r.Package, From: installedJSON(r.From), Successors: []SuccessorJSON{}}
+	out := SuccessorsJSON{Package: r.Package, From: installedJSON(r.From), Successors: []SuccessorJSON{}, V1Stays: r.V1Stays}
 	for _, s := range r.Successors {
 		row := SuccessorJSON{Channel: s.Channel, Bundle: s.Node.Name, Version: s.Node.VersionString(), Deprecated: s.Node.Deprecated,
 			Edges: edgesJSON(s.Edges), Classic: s.Classic, V1: s.V1, Lower: s.Lower}
@@ -263,6 +288,9 @@ func (r *SuccessorsResult) JSON() SuccessorsJSON {
 
 // WriteText writes the successors as a table for people.
 func (r *SuccessorsResult) WriteText(w io.Writer) error {
+	if r.From.Note != "" {
+		fmt.Fprintf(w, "Note: %s (give --from-bundle if it was named otherwise).\n", r.From.Note)
+	}
 	if len(r.Successors) == 0 {
 		_, err := fmt.Fprintf(w, "No bundle of package %q upgrades from %s.\n", r.Package, r.From.Label())
 		return err
@@ -288,7 +316,14 @@ func (r *SuccessorsResult) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Channel, name, orDash(s.Node.VersionString()), edgesText(s.Edges), chain, mark(s.Classic), v1)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.V1Stays != "" {
+		_, err := fmt.Fprintf(w, "OLM v1 picks none: it %s.\n", r.V1Stays)
+		return err
+	}
+	return nil
 }
 
 func mark(b bool) string {
@@ -310,6 +345,9 @@ type PathOptions struct {
 	Options
 	// From is the installed version or bundle name.
 	From string
+	// FromBundle is the installed bundle's name, for a bundle the catalog
+	// no longer has (with From its version).
+	FromBundle string
 	// To is a version or bundle name to reach ("" = as far as the
 	// semantics allows); it cannot be combined with Version.
 	To string
@@ -346,7 +384,7 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 		}
 		po.Range = r
 	}
-	p, in, err := loadFrom(ctx, opts.Options, opts.From)
+	p, in, err := loadFrom(ctx, opts.Options, opts.From, opts.FromBundle)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +397,7 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 			return nil, fmt.Errorf("--to %q: no bundle of package %q has that name, so its version is unknown", opts.To, p.Name)
 		}
 		v := to.Version
-		po.To = &v
+		po.To, po.ToRelease = &v, to.Release
 	}
 	paths, err := p.Path(in, po)
 	if err != nil {
@@ -384,18 +422,21 @@ type StepJSON struct {
 	To      VersionJSON `json:"to"`
 	Channel string      `json:"channel"`
 	Edges   []EdgeJSON  `json:"edges"`
+	// Note explains an OLM v1 step between versions equal but for their
+	// release.
+	Note string `json:"note,omitempty"`
 }
 
 // PathJSON is one path in the -o json form.
 type PathJSON struct {
-	Package   string       `json:"package"`
-	Semantics gr.Semantics `json:"semantics"`
-	Channels  []string     `json:"channels"`
-	From      VersionJSON  `json:"from"`
-	To        VersionJSON  `json:"to"`
-	Reached   bool         `json:"reached"`
-	Reason    string       `json:"reason"`
-	Steps     []StepJSON   `json:"steps"`
+	Package   string        `json:"package"`
+	Semantics gr.Semantics  `json:"semantics"`
+	Channels  []string      `json:"channels"`
+	From      InstalledJSON `json:"from"`
+	To        VersionJSON   `json:"to"`
+	Reached   bool          `json:"reached"`
+	Reason    string        `json:"reason"`
+	Steps     []StepJSON    `json:"steps"`
 }
 
 // PathsJSON is the -o json form of a path query.
@@ -410,7 +451,7 @@ func (r *PathResult) JSON() PathsJSON {
 		pj := PathJSON{Package: p.Package, Semantics: p.Semantics, Channels: p.Channels, From: installedJSON(p.From),
 			To: nodeJSON(p.End()), Reached: p.Reached, Reason: p.Reason, Steps: []StepJSON{}}
 		for _, s := range p.Steps {
-			pj.Steps = append(pj.Steps, StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges)})
+			pj.Steps = append(pj.Steps, StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges), Note: s.Note})
 		}
 		out.Paths = append(out.Paths, pj)
 	}
@@ -423,6 +464,9 @@ func (r *PathResult) WriteText(w io.Writer) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
+		if i == 0 && p.From.Note != "" {
+			fmt.Fprintf(w, "Note: %s (give --from-bundle if it was named otherwise).\n", p.From.Note)
+		}
 		what := "channel " + p.Channels[0]
 		if p.Semantics == gr.V1 {
 			what = "channels " + strings.Join(p.Channels, ", ")
@@ -432,6 +476,9 @@ func (r *PathResult) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "  %d. %s -> %s  (%s", j+1, s.From.Label(), s.To.Label(), edgesText(s.Edges))
 			if p.Semantics == gr.V1 && len(p.Channels) > 1 {
 				fmt.Fprintf(w, "; channel %s", s.Channel)
+			}
+			if s.Note != "" {
+				fmt.Fprintf(w, "; %s", s.Note)
 			}
 			fmt.Fprintln(w, ")")
 		}

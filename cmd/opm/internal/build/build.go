@@ -13,7 +13,6 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/pkg/action/build"
 	"github.com/opmkit/opm/pkg/action/dockerfile"
-	"github.com/opmkit/opm/pkg/image"
 )
 
 // NewCmd builds `opm build`, which only groups its subcommands.
@@ -35,11 +34,10 @@ archive (oci-archive:FILE[:TAG]) or a docker archive
 
 // flags are the flags both subcommands share.
 type flags struct {
-	opts        build.Options
-	output      string
-	caFile      string
-	cacheDir    string
-	imageLimits string
+	opts     build.Options
+	output   string
+	caFile   string
+	cacheDir string
 }
 
 func (f *flags) bind(fs *pflag.FlagSet) {
@@ -51,7 +49,6 @@ func (f *flags) bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.output, "output", "o", "text", "Output format: text (the digest) or json")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of certificate authorities to trust for registries")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "Directory of the image layer cache (default: the user cache directory)")
-	fs.StringVar(&f.imageLimits, "image-limits", "", "Limits on images and on the directory read, KEY=SIZE,... (see docs/images.md)")
 }
 
 // resolve fills the options the flags do not bind directly.
@@ -67,9 +64,6 @@ func (f *flags) resolve(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions, dir st
 		return err
 	}
 	reg.CAFile, reg.CacheDir = f.caFile, f.cacheDir
-	if reg.Limits, err = image.ParseLimits(f.imageLimits); err != nil {
-		return cmdutil.FlagErrorf("invalid --image-limits: %v", err)
-	}
 	f.opts.Registry = reg
 	f.opts.Dir = dir
 	f.opts.SourceDateEpoch = os.Getenv("SOURCE_DATE_EPOCH")

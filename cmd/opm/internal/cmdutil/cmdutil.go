@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/opmkit/opm/pkg/action"
+	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 )
 
@@ -135,6 +136,9 @@ type GlobalOptions struct {
 	// MaxFileSize is the largest catalog or bundle file read, in bytes
 	// (0: no limit); root puts it in the command's context.
 	MaxFileSize int64
+	// ImageLimits are the limits on images (--image-limits, KEY=SIZE,...;
+	// see image.ParseLimits), applied by Registry.
+	ImageLimits string
 }
 
 // TLS resolves the TLS flags as upstream does, rejecting the same three
@@ -165,6 +169,9 @@ func (g *GlobalOptions) Registry(ios *IOStreams) (render.RegistryOptions, error)
 			return reg, err
 		}
 		reg.SkipTLSVerify, reg.UseHTTP = skipVerify, useHTTP
+		if reg.Limits, err = image.ParseLimits(g.ImageLimits); err != nil {
+			return reg, FlagErrorf("invalid --image-limits: %v", err)
+		}
 	}
 	if ios != nil && IsTerminal(ios.ErrOut) {
 		reg.Progress = ios.ErrOut

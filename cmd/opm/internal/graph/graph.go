@@ -1,4 +1,4 @@
-// Package graph implements `opm graph show|successors|path`: flags in, one
+// Package graph implements `opm graph show|successors|path|upgradeable`: flags in, one
 // query of [graph] (pkg/action/graph), its result printed as text, JSON,
 // DOT or Mermaid.
 package graph
@@ -19,7 +19,9 @@ func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 		Long: `The graph commands read a catalog (an FBC directory or a catalog image) and
 answer questions about its upgrade graphs: what they look like (show), which
 bundles upgrade directly from a version (successors), and the step by step
-upgrade path from a version (path).
+upgrade path from a version (path), and whether installed bundles block a
+cluster's next OpenShift minor version through olm.maxOpenShiftVersion
+(upgradeable).
 
 Upgrades are chosen under one of two semantics:
 
@@ -32,13 +34,18 @@ Upgrades are chosen under one of two semantics:
   v1       OLM v1 ClusterExtensions: every entry of the selected channels
            (default: all) whose replaces or skips names the installed bundle or
            whose skipRange covers its version; the highest version wins,
-           deprecated bundles rank last, and it never moves to a lower version.
+           the installed bundle is ranked among the candidates and deprecated
+           bundles after the others (so a bundle that is not deprecated stays
+           rather than move to a deprecated one), and it never moves to a lower
+           version. Build metadata orders equal versions as a release
+           (1.0.0+10 is newer than 1.0.0+9).
 
 Both read skipRange as OLM classic does: pre-releases are versions like any
-other, build metadata is ignored.`,
+other, build metadata is ignored. An installed bundle the catalog no longer
+has still matches replaces and skips by name and skipRange by version.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newShowCmd(ios, g), newSuccessorsCmd(ios, g), newPathCmd(ios, g))
+	cmd.AddCommand(newShowCmd(ios, g), newSuccessorsCmd(ios, g), newPathCmd(ios, g), newUpgradeableCmd(ios, g))
 	return cmd
 }
 
@@ -116,12 +123,10 @@ func newSuccessorsCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.C
 the fields that make it a successor (replaces, skips, skipRange), its place
 on the channel's replaces chain, and which one each semantics picks.
 
---from takes a version or a bundle name. A version that no bundle of the
-package has is still matched against skipRanges (an older release that left
-the catalog); a bundle name that only replaces or skips mention is matched
-against those.`,
+` + fromHelp,
 		Example: `  opm graph successors ./catalog -p etcd --from 0.9.0
-  opm graph successors ./catalog -p etcd --from etcdoperator.v0.9.0 -o json`,
+  opm graph successors ./catalog -p etcd --from etcdoperator.v0.9.0 -o json
+  opm graph successors ./catalog -p etcd --from 0.8.5 --from-bundle etcdoperator.v0.8.5`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := prepare(ios, g, &opts.Options, args, output, "text", "json"); err != nil {
@@ -138,9 +143,23 @@ against those.`,
 		},
 	}
 	addCommonFlags(cmd, &opts.Options, &output, "text", "text|json", "package to query (default: the catalog's only package)")
-	cmd.Flags().StringVar(&opts.From, "from", "", "installed version or bundle name (required)")
-	_ = cmd.MarkFlagRequired("from")
+	addFromFlags(cmd, &opts.From, &opts.FromBundle)
 	return cmd
+}
+
+const fromHelp = `
+--from takes a version or a bundle name. An installed bundle the catalog
+no longer has still matches: replaces and skips by its name, skipRange by
+its version. Give its name with --from-bundle (and its version with
+--from); when only a version is given and no bundle has it, the name is
+assumed: <prefix>.v<version>, with the prefix every bundle of the package
+is named with (else the package name), and the output says so.`
+
+func addFromFlags(cmd *cobra.Command, from, bundle *string) {
+	f := cmd.Flags()
+	f.StringVar(from, "from", "", "installed version or bundle name")
+	f.StringVar(bundle, "from-bundle", "", "installed bundle's name, when the catalog no longer has it")
+	cmd.MarkFlagsOneRequired("from", "from-bundle")
 }
 
 func newPathCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -163,7 +182,8 @@ it; classic stops at the last version in it.
 
 Classic gives one path per channel (default: the package's default channel);
 v1 one path over the selected channels (default: all). When a target is not
-reached, the reason is printed and the exit code is 1.`,
+reached, the reason is printed and the exit code is 1.
+` + fromHelp,
 		Example: `  opm graph path ./catalog -p etcd --from 0.9.0
   opm graph path ./catalog -p example --from 1.0.0 --to 2.0.0 --semantics v1
   opm graph path ./catalog -p example --from 1.0.0 --version '<3.0.0' --semantics v1 -o json`,
@@ -192,12 +212,81 @@ reached, the reason is printed and the exit code is 1.`,
 		},
 	}
 	addCommonFlags(cmd, &opts.Options, &output, "text", "text|json", "package to query (default: the catalog's only package)")
+	addFromFlags(cmd, &opts.From, &opts.FromBundle)
 	f := cmd.Flags()
-	f.StringVar(&opts.From, "from", "", "installed version or bundle name (required)")
 	f.StringVar(&opts.To, "to", "", "version (or bundle name) to reach")
 	f.StringVar(&opts.Version, "version", "", "OLM v1 version range every step must stay in")
 	f.StringVar(&opts.Semantics, "semantics", string(gr.Classic), "upgrade semantics (classic|v1)")
-	_ = cmd.MarkFlagRequired("from")
 	cmd.MarkFlagsMutuallyExclusive("to", "version")
+	return cmd
+}
+
+func newUpgradeableCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
+	var (
+		opts      graph.UpgradeableOptions
+		output    string
+		installed []string
+		channels  []string
+	)
+	cmd := &cobra.Command{
+		Use:   "upgradeable <catalog>... --cluster-version VERSION --installed PACKAGE=VERSION...",
+		Short: "Check whether installed bundles block the cluster's next minor version",
+		Long: `Check, for every installed bundle, whether its olm.maxOpenShiftVersion blocks
+an upgrade of the OpenShift cluster to its next minor version (4.y+1: only
+the major and minor of --cluster-version count, so 4.18.3 and 4.18.0-rc1
+both go to 4.19), as OLM does. A bundle blocks when its maximum is below
+that version, or when the value is malformed.
+
+For a bundle that blocks, the upgrade path within its channel (under
+--semantics) to the nearest bundle that does not (fewest upgrades, then the
+lowest version), or that none is reachable and the operator must be removed
+before the cluster upgrade. An installed bundle the catalog lacks is
+"unknown": its maximum cannot be read.
+
+--installed PACKAGE=VERSION (or PACKAGE=BUNDLE, or PACKAGE=BUNDLE@VERSION for
+a bundle the catalog no longer has) is repeatable. --channel PACKAGE=CHANNEL
+chooses the channel (default: the package's default channel under classic,
+every channel under v1).
+
+The exit code is 0 when nothing blocks, 1 when an installed bundle blocks
+or is unknown (the report is printed first).`,
+		Example: `  opm graph upgradeable ./catalog --cluster-version 4.18.3 --installed odf-operator=4.15.0
+  opm graph upgradeable ./catalog --cluster-version 4.18.3 --installed etcd=0.9.2 --channel etcd=alpha --semantics v1 -o json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := prepare(ios, g, &opts.Options, args, output, "text", "json"); err != nil {
+				return err
+			}
+			ops, err := graph.ParseInstalled(installed, channels)
+			if err != nil {
+				return err
+			}
+			opts.Installed = ops
+			res, err := graph.Upgradeable(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				err = cmdutil.WriteJSON(ios.Out, res.JSON())
+			} else {
+				err = res.WriteText(ios.Out)
+			}
+			if err != nil {
+				return err
+			}
+			if !res.Upgradeable() {
+				return cmdutil.SilentExit(cmdutil.ExitFailure)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.ClusterVersion, "cluster-version", "", "the cluster's OpenShift version, e.g. 4.18.3 (required)")
+	f.StringArrayVar(&installed, "installed", nil, "installed bundle: PACKAGE=VERSION, PACKAGE=BUNDLE or PACKAGE=BUNDLE@VERSION (repeatable, required)")
+	f.StringArrayVar(&channels, "channel", nil, "channel of an installed package: PACKAGE=CHANNEL (repeatable)")
+	f.StringVar(&opts.Semantics, "semantics", string(gr.Classic), "upgrade semantics (classic|v1)")
+	f.StringVarP(&output, "output", "o", "text", "output format (text|json)")
+	_ = cmd.MarkFlagRequired("cluster-version")
+	_ = cmd.MarkFlagRequired("installed")
 	return cmd
 }

@@ -66,7 +66,7 @@ func TestPath(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "Success/v1 reaches 2.0.0", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--semantics", "v1"},
-			wantOut: "  1. 1.0.0 -> example.v2.0.0 (2.0.0)  (skipRange(>=1.0.0 <2.0.0))\nReached: reached version 2.0.0\n"},
+			wantOut: "  1. example.v1.0.0 (1.0.0) -> example.v2.0.0 (2.0.0)  (skipRange(>=1.0.0 <2.0.0))\nReached: reached version 2.0.0\n"},
 		{name: "Success/classic does not", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--semantics", "classic", "-o", "json"},
 			wantOut: `"reached": false`, wantCode: cmdutil.ExitFailure},
 		{name: "Error/to and version", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--version", "<3", "--semantics", "v1"},
@@ -114,5 +114,41 @@ func TestShowAndSuccessors(t *testing.T) {
 	_, errOut, code = run("show", dir, "-o", "json", "-p", "nope")
 	if code != 1 || errOut != "Error: no package \"nope\" in the catalog (packages: example)\n" {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestUpgradeable(t *testing.T) {
+	dir := writeCatalog(t)
+	tests := []struct {
+		name     string
+		args     []string
+		wantOut  string
+		wantCode int
+		wantErr  string
+	}{
+		{name: "Success/nothing blocks", args: []string{"--cluster-version", "4.18.3", "--installed", "example=2.0.0"},
+			wantOut: "Upgradeable to 4.19: no installed bundle blocks it.\n"},
+		{name: "Success/unknown bundle exits 1", args: []string{"--cluster-version", "4.18.3", "--installed", "example=1.0.0", "-o", "json"},
+			wantOut: `"status": "unknown"`, wantCode: cmdutil.ExitFailure},
+		{name: "Error/installed required", args: []string{"--cluster-version", "4.18.3"},
+			wantCode: cmdutil.ExitUsage, wantErr: `required flag(s) "installed" not set`},
+		{name: "Error/bad installed", args: []string{"--cluster-version", "4.18.3", "--installed", "example"},
+			wantCode: cmdutil.ExitUsage, wantErr: `invalid --installed "example"`},
+		{name: "Error/bad semantics", args: []string{"--cluster-version", "4.18.3", "--installed", "example=2.0.0", "--semantics", "v0"},
+			wantCode: cmdutil.ExitUsage, wantErr: `invalid --semantics`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := run(append([]string{"upgradeable", dir}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d (stderr %q), want %d", code, errOut, tt.wantCode)
+			}
+			if tt.wantErr != "" && !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("stderr %q, want %q", errOut, tt.wantErr)
+			}
+			if !strings.Contains(out, tt.wantOut) {
+				t.Errorf("output\n%s\ndoes not contain\n%s", out, tt.wantOut)
+			}
+		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/pkg/action/render"
 	"github.com/opmkit/opm/pkg/declcfg"
-	"github.com/opmkit/opm/pkg/image"
 )
 
 // NewCmd builds `opm render`.
@@ -20,7 +19,6 @@ func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 		output        string
 		cafile, cache string
 		platform      string
-		imageLimits   string
 	)
 	cmd := &cobra.Command{
 		Use:   "render [catalog-image | catalog-directory | bundle-image | bundle-directory]...",
@@ -51,9 +49,6 @@ blobs of the rendered bundles from their annotations and CSVs.`,
 				return err
 			}
 			reg.CAFile, reg.CacheDir, reg.Platform = cafile, cache, platform
-			if reg.Limits, err = image.ParseLimits(imageLimits); err != nil {
-				return cmdutil.FlagErrorf("invalid --image-limits: %v", err)
-			}
 			opts.Refs, opts.Registry = args, reg
 			cfg, err := render.Run(cmd.Context(), opts)
 			if err != nil {
@@ -75,6 +70,5 @@ blobs of the rendered bundles from their annotations and CSVs.`,
 	f.StringVar(&cafile, "ca-file", "", "PEM file of certificate authorities to trust for registries")
 	f.StringVar(&cache, "cache-dir", "", "Directory of the image layer cache (default: the user cache directory)")
 	f.StringVar(&platform, "platform", "", "Platform (os/arch[/variant]) to pick from multi-arch images (default: this host's)")
-	f.StringVar(&imageLimits, "image-limits", "", "Limits on images, KEY=SIZE,... (manifest, config, blob, extract, uncompressed, entries, depth; see docs/images.md)")
 	return cmd
 }

@@ -46,6 +46,10 @@ file-based catalogs (FBC) and operator bundles.`,
 	// writer, i.e. into the stdout scripts pipe to jq. Same words, stderr.
 	_ = pf.MarkHidden("skip-tls")
 	pf.Var(cmdutil.SizeValue{N: &g.MaxFileSize}, "max-file-size", "largest catalog or bundle file read (bytes, or with KiB, MiB, GiB; 0: no limit)")
+	pf.StringVar(&g.ImageLimits, "image-limits", "", "limits on images pulled or built, KEY=SIZE,... (manifest, config, blob, extract, uncompressed, entries, depth; see docs/images.md)")
+	for _, name := range []string{"max-file-size", "image-limits"} {
+		_ = pf.SetAnnotation(name, ownGlobalFlag, []string{"true"})
+	}
 	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		if f := c.Flags().Lookup("skip-tls"); f != nil && f.Changed {
 			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
@@ -75,6 +79,7 @@ file-based catalogs (FBC) and operator bundles.`,
 	configureHelp(cmd)
 	configureAlphaFlags(cmd)
 	configureGroups(cmd)
+	cmd.SetUsageTemplate(usageTemplate)
 	wrapArgErrors(cmd)
 	checkFlagsFirst(cmd)
 	return cmd
@@ -138,6 +143,67 @@ func runEmpty(c *cobra.Command, args []string) error {
 	return nil
 }
 
+// ownGlobalFlag annotates the global flags upstream opm does not have. They
+// are listed in `opm --help`; a subcommand's help lists upstream's global
+// flags only, so that it reads as upstream's does, byte for byte.
+const ownGlobalFlag = "opm-own-global"
+
+// groupCommand annotates the commands configureGroups makes runnable only
+// to refuse unknown subcommands; their help shows no usage line of their
+// own, as upstream's (which are not runnable) do.
+const groupCommand = "opm-group"
+
+func init() {
+	cobra.AddTemplateFunc("showUseLine", func(c *cobra.Command) bool {
+		return c.Runnable() && c.Annotations[groupCommand] == ""
+	})
+	cobra.AddTemplateFunc("upstreamGlobalFlags", func(c *cobra.Command) *pflag.FlagSet {
+		fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Annotations[ownGlobalFlag] == nil {
+				fs.AddFlag(f)
+			}
+		})
+		if !fs.HasAvailableFlags() {
+			return nil
+		}
+		return fs
+	})
+}
+
+// usageTemplate is cobra's default usage template with two changes: the
+// usage line follows showUseLine, and Global Flags are upstreamGlobalFlags.
+const usageTemplate = `Usage:{{if showUseLine .}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}{{if eq (len .Groups) 0}}
+
+Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{else}}{{range $group := .Groups}}
+
+{{.Title}}{{range $cmds}}{{if (and (eq .GroupID $group.ID) (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if not .AllChildCommandsHaveGroup}}
+
+Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{with upstreamGlobalFlags .}}
+
+Global Flags:
+{{.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
+
+Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
+  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
+
 // configureGroups makes every other command that only groups subcommands
 // (opm generate, opm alpha list, opm completion, ...) print its help when
 // run alone, and refuse anything else as a usage error naming the nearest
@@ -146,6 +212,10 @@ func runEmpty(c *cobra.Command, args []string) error {
 func configureGroups(cmd *cobra.Command) {
 	if !cmd.Runnable() && cmd.HasSubCommands() {
 		cmd.Args = cobra.ArbitraryArgs
+		if cmd.Annotations == nil {
+			cmd.Annotations = map[string]string{}
+		}
+		cmd.Annotations[groupCommand] = "true"
 		cmd.RunE = func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return c.Help()
@@ -227,7 +297,8 @@ func Run(args []string, ios *cmdutil.IOStreams) int {
 		var fe *cmdutil.FlagError
 		if errors.As(err, &fe) {
 			c, _, ferr := cmd.Find(args)
-			if ferr != nil || c == nil {
+			if ferr != nil || c == nil || c.Name() == "help" {
+				// `opm help x` is about the command x names, not about help.
 				c = cmd
 			}
 			fmt.Fprintf(ios.ErrOut, "Run '%s --help' for usage.\n", c.CommandPath())
