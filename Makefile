@@ -32,21 +32,26 @@ demo: build ## render and validate the example catalog
 
 test: lint unit scripts-updated conformance ## everything CI runs: lint, unit and script tests (race detector), the update-switch check, conformance
 
+# go test's hang guard. Its 10-minute default is too close to what cmd/opm's
+# scripts take under the race detector on a loaded 2-core machine (about 7
+# minutes, 10 when other jobs share the cores); a hang still fails the run.
+TEST_TIMEOUT ?= 30m
+
 # Every package but internal/conformance, whose tests `make conformance` runs.
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/internal/conformance$$')
 
 unit: ## every test of every package (fuzz corpora and txtar scripts too) with the race detector, except internal/conformance
-	$(GO) test -race -count=1 $(UNIT_PKGS)
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(UNIT_PKGS)
 
 scripts-updated: ## the txtar scripts' expected outputs are up to date: OPM_UPDATE=1 rewrites none of them
-	OPM_UPDATE=1 $(GO) test -count=1 -run '^(TestScript|TestImageScript)$$' ./cmd/opm
+	OPM_UPDATE=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestScript|TestImageScript)$$' ./cmd/opm
 	@if git rev-parse --git-dir >/dev/null 2>&1; then \
 		git diff --exit-code --stat -- cmd/opm/testdata || { echo "OPM_UPDATE=1 changed the scripts above: their expected output is stale; review and commit the update"; exit 1; }; \
 	else echo "not a git checkout: cannot check that OPM_UPDATE=1 left the scripts unchanged"; fi
 
 conformance: ## every test of internal/conformance: upstream opm's runs in ../shared/conformance (skips if absent); prints N of M per run kind
 	@mkdir -p bin
-	@OPM_CONFORMANCE_SUMMARY=$(CURDIR)/bin/conformance-summary.txt $(GO) test -count=1 -v ./internal/conformance > bin/conformance.log 2>&1; \
+	@OPM_CONFORMANCE_SUMMARY=$(CURDIR)/bin/conformance-summary.txt $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v ./internal/conformance > bin/conformance.log 2>&1; \
 	status=$$?; \
 	grep -E -e '--- SKIP|conformance suite not found' -e '^\s+[a-z_]+_test\.go:[0-9]+: [a-z]+/.*: ' bin/conformance.log | grep -v 'not reproduced (not required)' | head -40; \
 	sed -n '/^not reproduced:/q;p' bin/conformance-summary.txt 2>/dev/null; \

@@ -19,6 +19,7 @@ package yamlorjson
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"unicode"
 )
 
@@ -141,4 +142,34 @@ func (Splitter) doc(data []byte, start, end int, clean bool) Doc {
 		off = next
 	}
 	return Doc{Data: buf, Start: start}
+}
+
+// KeyString converts a YAML mapping key, as go.yaml.in/yaml/v2 decodes it,
+// to the JSON object key sigs.k8s.io/yaml's YAMLToJSON makes of it: ints
+// in decimal, floats in the shortest 32-bit form (with .inf, -.inf and .nan
+// for the special values), booleans as true/false. ok is false for any
+// other key type (a nested map or a sequence as a key).
+func KeyString(k any) (s string, ok bool) {
+	switch t := k.(type) {
+	case string:
+		return t, true
+	case int:
+		return strconv.Itoa(t), true
+	case int64:
+		return strconv.FormatInt(t, 10), true
+	case float64:
+		s := strconv.FormatFloat(t, 'g', -1, 32)
+		switch s {
+		case "+Inf":
+			s = ".inf"
+		case "-Inf":
+			s = "-.inf"
+		case "NaN":
+			s = ".nan"
+		}
+		return s, true
+	case bool:
+		return strconv.FormatBool(t), true
+	}
+	return "", false
 }

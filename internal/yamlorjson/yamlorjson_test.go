@@ -3,6 +3,7 @@ package yamlorjson
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -175,4 +176,30 @@ func FuzzSplit(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestKeyString(t *testing.T) {
+	cases := []struct {
+		in   any
+		want string
+		ok   bool
+	}{
+		{"a", "a", true},
+		{7, "7", true},
+		{int64(-9), "-9", true},
+		{1.5, "1.5", true},
+		{0.1, "0.1", true},
+		{math.Inf(1), ".inf", true},
+		{math.Inf(-1), "-.inf", true},
+		{math.NaN(), ".nan", true},
+		{true, "true", true},
+		{[]any{1}, "", false},
+		{nil, "", false},
+	}
+	for _, tc := range cases {
+		got, ok := KeyString(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("KeyString(%v) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
 }

@@ -317,9 +317,9 @@ func convertYAML(v any, depth int) (any, error) {
 		out := make(map[string]any, len(t))
 		fill := func() error {
 			for _, k := range keys {
-				key, err := yamlKeyString(k)
-				if err != nil {
-					return err
+				key, ok := yamlorjson.KeyString(k)
+				if !ok {
+					return errSlowPath
 				}
 				c, err := convertYAML(t[k], depth+1)
 				if err != nil {
@@ -351,30 +351,4 @@ func convertYAML(v any, depth int) (any, error) {
 		return out, nil
 	}
 	return nil, errSlowPath
-}
-
-// yamlKeyString stringifies a YAML map key as sigs.k8s.io/yaml does.
-func yamlKeyString(k any) (string, error) {
-	switch tk := k.(type) {
-	case string:
-		return tk, nil
-	case int:
-		return strconv.Itoa(tk), nil
-	case int64:
-		return strconv.FormatInt(tk, 10), nil
-	case float64:
-		key := strconv.FormatFloat(tk, 'g', -1, 32)
-		switch key {
-		case "+Inf":
-			key = ".inf"
-		case "-Inf":
-			key = "-.inf"
-		case "NaN":
-			key = ".nan"
-		}
-		return key, nil
-	case bool:
-		return strconv.FormatBool(tk), nil
-	}
-	return "", errSlowPath
 }

@@ -13,6 +13,8 @@ import (
 
 	yaml2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/internal/yamlorjson"
 )
 
 // Values.
@@ -174,7 +176,7 @@ func fromYAML2(v any) (any, error) {
 	case yaml2.MapSlice:
 		o := &Object{}
 		for _, it := range t {
-			k, ok := yamlKey(it.Key)
+			k, ok := yamlorjson.KeyString(it.Key)
 			if !ok {
 				return nil, fmt.Errorf("unsupported key %v", it.Key)
 			}
@@ -192,7 +194,7 @@ func fromYAML2(v any) (any, error) {
 		keys := make([]string, 0, len(t))
 		vals := map[string]any{}
 		for k, x := range t {
-			ks, ok := yamlKey(k)
+			ks, ok := yamlorjson.KeyString(k)
 			if !ok {
 				return nil, fmt.Errorf("unsupported key %v", k)
 			}
@@ -222,32 +224,6 @@ func fromYAML2(v any) (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("unsupported YAML value of type %T", v)
-}
-
-// yamlKey converts a mapping key to a string as sigs.k8s.io/yaml does.
-func yamlKey(k any) (string, bool) {
-	switch t := k.(type) {
-	case string:
-		return t, true
-	case int:
-		return strconv.Itoa(t), true
-	case int64:
-		return strconv.FormatInt(t, 10), true
-	case float64:
-		s := strconv.FormatFloat(t, 'g', -1, 32)
-		switch s {
-		case "+Inf":
-			s = ".inf"
-		case "-Inf":
-			s = "-.inf"
-		case "NaN":
-			s = ".nan"
-		}
-		return s, true
-	case bool:
-		return strconv.FormatBool(t), true
-	}
-	return "", false
 }
 
 // canonical returns the JSON text of v with sorted keys, for comparisons.

@@ -327,8 +327,19 @@ func (d *decoder) yamlStream(off int, jsonErr error) error {
 }
 
 // decodeYAMLDoc converts one YAML document as sigs.k8s.io/yaml.Unmarshal
-// into upstream's Meta does, with the same error wrapping.
+// into upstream's Meta does, with the same error wrapping: through the
+// fast path (yamlfast.go) when the document is in its subset, else
+// through decodeYAMLSlow.
 func decodeYAMLDoc(doc []byte) (normalized, error) {
+	if n, ok := decodeYAMLFast(doc); ok {
+		return n, nil
+	}
+	return decodeYAMLSlow(doc)
+}
+
+// decodeYAMLSlow is upstream's conversion: sigs.k8s.io/yaml's YAMLToJSON
+// (yaml.v2 into interface{}, then encoding/json), then Meta.UnmarshalJSON.
+func decodeYAMLSlow(doc []byte) (normalized, error) {
 	j, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return normalized{}, fmt.Errorf("error converting YAML to JSON: %w", err)

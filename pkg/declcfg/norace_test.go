@@ -1,0 +1,5 @@
+//go:build !race
+
+package declcfg
+
+const raceEnabled = false
