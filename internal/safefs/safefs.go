@@ -338,6 +338,26 @@ func (f *boundedFile) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadAt reads len(p) bytes at offset off, within the size limit and the
+// context, when the file underneath supports it (an *os.File does).
+func (f *boundedFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.fs.ctx.Err(); err != nil {
+		return 0, err
+	}
+	ra, ok := f.File.(io.ReaderAt)
+	if !ok {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: errors.ErrUnsupported}
+	}
+	if f.fs.limit > 0 && off+int64(len(p)) > f.fs.limit {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: &TooLargeError{Size: -1, Limit: f.fs.limit}}
+	}
+	n, err := ra.ReadAt(p, off)
+	if err != nil && err != io.EOF {
+		return n, pathError("read", f.name, err)
+	}
+	return n, err
+}
+
 // Reader returns r read under ctx: a Read waiting on r (a terminal, a
 // pipe) returns as soon as ctx is done. A stream has no size limit here:
 // its readers bound what they hold of it.

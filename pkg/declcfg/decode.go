@@ -56,6 +56,12 @@ var windowPool = sync.Pool{New: func() any { return new([]byte) }}
 // the bytes held at once (so the size of one value or document). Errors
 // are *LoadError positioned in file.
 func decodeReader(r io.Reader, sizeHint, maxWindow int64, file string, fn docFunc) error {
+	return decodeReaderSpan(r, sizeHint, maxWindow, file, fn, nil)
+}
+
+// decodeReaderSpan is decodeReader that also tells span (when not nil)
+// the byte range of each blob.
+func decodeReaderSpan(r io.Reader, sizeHint, maxWindow int64, file string, fn docFunc, span spanFunc) error {
 	size := windowSize
 	if sizeHint >= 0 && sizeHint < int64(maxWholeRead) {
 		size = int(sizeHint) + 1 // +1: EOF is seen without a second read
@@ -78,7 +84,7 @@ func decodeReader(r io.Reader, sizeHint, maxWindow int64, file string, fn docFun
 		*bp = keep[:0]
 		windowPool.Put(bp)
 	}()
-	d := decoder{w: w, file: file, fn: fn}
+	d := decoder{w: w, file: file, fn: fn, span: span}
 	return d.run()
 }
 
@@ -95,6 +101,9 @@ type decoder struct {
 	w    *window
 	file string
 	fn   docFunc
+	// span, when set, is told the byte range of each blob just before fn
+	// is called (see index.go).
+	span spanFunc
 }
 
 func (d *decoder) run() error {
@@ -168,6 +177,9 @@ func (d *decoder) jsonStream() error {
 			return d.yamlStream(consumed, jerr)
 		}
 		line, col := w.lines.pos(off)
+		if d.span != nil {
+			d.span(off, off+end, false)
+		}
 		if err := d.fn(n, line, col); err != nil {
 			return err
 		}
@@ -301,6 +313,9 @@ func (d *decoder) yamlStream(off int, jsonErr error) error {
 				le.text = rest
 			}
 			return fail(le)
+		}
+		if d.span != nil {
+			d.span(off+doc.Start, off+adv, true)
 		}
 		if err := d.fn(n, line, 1); err != nil {
 			return fail(err)

@@ -120,6 +120,30 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 	if !ok {
 		sfs = safefs.New(ctx, fsys)
 	}
+	files, err := listFiles(ctx, sfs, o)
+	if err != nil {
+		return nil, err
+	}
+
+	results := make([]*DeclarativeConfig, len(files))
+	err = eachFile(ctx, len(files), o.concurrency, func(i int) error {
+		cfg, err := loadFile(sfs, files[i], o.name(files[i]))
+		results[i] = cfg
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &DeclarativeConfig{}
+	for _, r := range results {
+		out.Merge(r)
+	}
+	return out, nil
+}
+
+// listFiles lists the files of sfs the loader reads, in lexical order:
+// every regular file but .indexignore files and what they ignore.
+func listFiles(ctx context.Context, sfs *safefs.FS, o loadOptions) ([]string, error) {
 	matcher, err := ignore.New(sfs, IndexIgnoreFilename)
 	if err != nil {
 		return nil, err
@@ -141,17 +165,23 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 		}
 		return nil, err
 	}
+	return files, nil
+}
 
-	results := make([]*DeclarativeConfig, len(files))
-	errs := make([]error, len(files))
+// eachFile calls fn for the files 0..n-1, at most conc at a time. Once a
+// file fails, later files are skipped; the error returned is the one of the
+// first file that failed. It returns at once when ctx is done (calls in
+// progress are abandoned: their reads stop at the next chunk).
+func eachFile(ctx context.Context, n, conc int, fn func(i int) error) error {
+	errs := make([]error, n)
 	var firstBad atomic.Int64
-	firstBad.Store(int64(len(files)))
+	firstBad.Store(int64(n))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var g errgroup.Group
-		g.SetLimit(o.concurrency)
-		for i := range files {
+		g.SetLimit(conc)
+		for i := range n {
 			if int64(i) > firstBad.Load() || ctx.Err() != nil {
 				break
 			}
@@ -159,13 +189,10 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 				if int64(i) > firstBad.Load() {
 					return nil // a file before it is bad already
 				}
-				cfg, err := loadFile(sfs, files[i], o.name(files[i]))
-				if err != nil {
+				if err := fn(i); err != nil {
 					errs[i] = err
 					storeMin(&firstBad, int64(i))
-					return nil
 				}
-				results[i] = cfg
 				return nil
 			})
 		}
@@ -174,21 +201,15 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 	select {
 	case <-done:
 	case <-ctx.Done():
-		// Return at once; files being parsed are abandoned (their reads
-		// stop at the next chunk).
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if i := firstBad.Load(); i < int64(len(files)) {
-		return nil, errs[i]
+	if i := firstBad.Load(); i < int64(n) {
+		return errs[i]
 	}
-	out := &DeclarativeConfig{}
-	for _, r := range results {
-		out.Merge(r)
-	}
-	return out, nil
+	return nil
 }
 
 func storeMin(v *atomic.Int64, x int64) {

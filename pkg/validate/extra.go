@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -32,24 +34,35 @@ const (
 // bundleFacts are the properties of one bundle blob the extra checks use.
 type bundleFacts struct {
 	b           *declcfg.Bundle
+	i           int // index in the group's Bundles
 	version     semver.Version
 	hasVersion  bool
 	release     string
+	pkgProp     int // index of the olm.package property (-1: none)
 	gvks        []property.GVK
-	pkgRequired []property.PackageRequired
-	gvkRequired []property.GVKRequired
-	constraints []json.RawMessage
+	pkgRequired []indexed[property.PackageRequired]
+	gvkRequired []indexed[property.GVKRequired]
+	constraints []indexed[json.RawMessage]
 }
 
-func gatherFacts(b *declcfg.Bundle) bundleFacts {
-	f := bundleFacts{b: b}
+// indexed is a property value with the index of its property.
+type indexed[T any] struct {
+	v T
+	i int
+}
+
+func gatherFacts(b *declcfg.Bundle, i int) bundleFacts {
+	f := bundleFacts{b: b, i: i, pkgProp: -1}
 	npkg := 0
-	for _, p := range b.Properties {
+	for j, p := range b.Properties {
 		switch p.Type {
 		case property.TypePackage:
 			var v property.Package
 			if json.Unmarshal(p.Value, &v) == nil {
 				npkg++
+				if f.pkgProp < 0 {
+					f.pkgProp = j
+				}
 				if ver, err := semver.Parse(v.Version); err == nil {
 					f.version, f.hasVersion, f.release = ver, true, v.Release
 				}
@@ -62,15 +75,15 @@ func gatherFacts(b *declcfg.Bundle) bundleFacts {
 		case property.TypePackageRequired:
 			var v property.PackageRequired
 			if json.Unmarshal(p.Value, &v) == nil {
-				f.pkgRequired = append(f.pkgRequired, v)
+				f.pkgRequired = append(f.pkgRequired, indexed[property.PackageRequired]{v, j})
 			}
 		case property.TypeGVKRequired:
 			var v property.GVKRequired
 			if json.Unmarshal(p.Value, &v) == nil {
-				f.gvkRequired = append(f.gvkRequired, v)
+				f.gvkRequired = append(f.gvkRequired, indexed[property.GVKRequired]{v, j})
 			}
 		case property.TypeConstraint:
-			f.constraints = append(f.constraints, p.Value)
+			f.constraints = append(f.constraints, indexed[json.RawMessage]{p.Value, j})
 		}
 	}
 	if npkg != 1 {
@@ -81,26 +94,93 @@ func gatherFacts(b *declcfg.Bundle) bundleFacts {
 
 var vPrefixRE = regexp.MustCompile(`(^|[\s<>=!~^,|])v[0-9]`)
 
-// extraChecks runs the checks upstream lacks. They work from the blobs, so
-// they run whether or not the conversion succeeded.
-func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
-	var out []Finding
-	warn := func(code string, pos declcfg.Position, pkg, ch, b, help, format string, args ...any) {
-		out = append(out, Finding{Severity: SeverityWarning, Code: code, Message: fmt.Sprintf(format, args...),
-			File: pos.File, Line: pos.Line, Column: pos.Column, Package: pkg, Channel: ch, Bundle: b, Help: help})
-	}
+// catalogFacts are what the checks of required packages and APIs need to
+// know about the whole catalog: gathered group by group, checked at the
+// end.
+type catalogFacts struct {
+	versions map[string][]semver.Version // package -> versions of its bundles
+	provided map[property.GVK]bool
+	pkgReqs  []requirement[property.PackageRequired]
+	gvkReqs  []requirement[property.GVKRequired]
+}
 
-	facts := make([]bundleFacts, len(cfg.Bundles))
+// requirement is a required package or API and the finding to report
+// when nothing provides it.
+type requirement[T any] struct {
+	req T
+	rng *versionrange.SkipRange
+	f   Finding
+}
+
+func (c *catalogFacts) merge(o *catalogFacts) {
+	if c.versions == nil {
+		c.versions = map[string][]semver.Version{}
+		c.provided = map[property.GVK]bool{}
+	}
+	for p, vs := range o.versions {
+		c.versions[p] = append(c.versions[p], vs...)
+	}
+	for g := range o.provided {
+		c.provided[g] = true
+	}
+	c.pkgReqs = append(c.pkgReqs, o.pkgReqs...)
+	c.gvkReqs = append(c.gvkReqs, o.gvkReqs...)
+}
+
+// unmet reports the requirements nothing in the catalog provides.
+func (c *catalogFacts) unmet() []Finding {
+	var out []Finding
+	for _, r := range c.pkgReqs {
+		met := false
+		for _, v := range c.versions[r.req.PackageName] {
+			if r.rng.Contains(v) {
+				met = true
+				break
+			}
+		}
+		if !met {
+			out = append(out, r.f)
+		}
+	}
+	for _, r := range c.gvkReqs {
+		if !c.provided[property.GVK(r.req)] {
+			out = append(out, r.f)
+		}
+	}
+	return out
+}
+
+// extraChecks runs the checks upstream lacks on one group. They work from
+// the blobs, so they run whether or not the conversion succeeded. Checks
+// of required packages and APIs are left in facts, to run once every
+// group is known.
+func (g *group) extraChecks(facts *catalogFacts) []Finding {
+	cfg := g.cfg
+	var out []Finding
+	warn := func(code string, at blobID, path, pkg, ch, b, help, format string, args ...any) Finding {
+		f := Finding{Severity: SeverityWarning, Code: code, Message: fmt.Sprintf(format, args...),
+			Package: pkg, Channel: ch, Bundle: b, Help: help, Path: path, at: at}
+		g.finish(&f)
+		return f
+	}
+	bundleAt := func(f *bundleFacts) blobID { return blobID{kind: declcfg.KindBundle, i: f.i, ok: true} }
+	propPath := func(i int, rest string) string { return "properties[" + strconv.Itoa(i) + "]" + rest }
+
+	facts.versions = map[string][]semver.Version{}
+	facts.provided = map[property.GVK]bool{}
+	bundleFactsList := make([]bundleFacts, len(cfg.Bundles))
 	byPkg := map[string][]*bundleFacts{}
 	byName := map[string]map[string]bool{} // package -> bundle and entry names
-	provided := map[property.GVK]bool{}
 	for i := range cfg.Bundles {
-		facts[i] = gatherFacts(&cfg.Bundles[i])
-		f := &facts[i]
+		bundleFactsList[i] = gatherFacts(&cfg.Bundles[i], i)
+		f := &bundleFactsList[i]
 		byPkg[f.b.Package] = append(byPkg[f.b.Package], f)
 		addName(byName, f.b.Package, f.b.Name)
-		for _, g := range f.gvks {
-			provided[g] = true
+		if f.hasVersion {
+			facts.versions[f.b.Package] = append(facts.versions[f.b.Package], f.version)
+		}
+		for _, gvk := range f.gvks {
+			facts.provided[gvk] = true
 		}
 	}
 	for _, ch := range cfg.Channels {
@@ -110,23 +190,25 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 	}
 
 	// Channel entries: skipRange, edge targets, skipped replaces targets.
-	for _, ch := range cfg.Channels {
-		entries := map[string]declcfg.ChannelEntry{}
-		skippedBy := map[string][]string{}
-		for _, e := range ch.Entries {
+	for ci, ch := range cfg.Channels {
+		chAt := blobID{kind: declcfg.KindChannel, i: ci, ok: true}
+		entryPath := func(k int, rest string) string { return "entries[" + strconv.Itoa(k) + "]" + rest }
+		entries := map[string]int{}
+		skippedBy := map[string][]int{}
+		for k, e := range ch.Entries {
 			if _, ok := entries[e.Name]; !ok {
-				entries[e.Name] = e
+				entries[e.Name] = k
 			}
 			for _, s := range e.Skips {
-				skippedBy[s] = append(skippedBy[s], e.Name)
+				skippedBy[s] = append(skippedBy[s], k)
 			}
 		}
-		for _, e := range ch.Entries {
+		for k, e := range ch.Entries {
 			if e.SkipRange != "" {
 				if vPrefixRE.MatchString(e.SkipRange) {
-					warn(CodeSkipRangeVPrefix, ch.Pos, ch.Package, ch.Name, e.Name,
+					out = append(out, warn(CodeSkipRangeVPrefix, chAt, entryPath(k, ".skipRange"), ch.Package, ch.Name, e.Name,
 						`write versions without "v", e.g. ">=1.0.0 <1.2.0"; upstream rejects the range`,
-						"skipRange %q of bundle %q uses a \"v\" prefix", e.SkipRange, e.Name)
+						"skipRange %q of bundle %q uses a \"v\" prefix", e.SkipRange, e.Name))
 				} else if r, err := versionrange.ParseSkipRange(e.SkipRange); err == nil {
 					covered := false
 					for _, f := range byPkg[ch.Package] {
@@ -136,41 +218,42 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 						}
 					}
 					if !covered {
-						warn(CodeSkipRangeCoversNone, ch.Pos, ch.Package, ch.Name, e.Name,
+						out = append(out, warn(CodeSkipRangeCoversNone, chAt, entryPath(k, ".skipRange"), ch.Package, ch.Name, e.Name,
 							"check the range's bounds against the versions the package ships",
-							"skipRange %q of bundle %q covers no version of package %q", e.SkipRange, e.Name, ch.Package)
+							"skipRange %q of bundle %q covers no version of package %q", e.SkipRange, e.Name, ch.Package))
 					}
 				}
 			}
-			targets := append([]string(nil), e.Skips...)
-			if e.Replaces != "" {
-				targets = append([]string{e.Replaces}, targets...)
+			if t := e.Replaces; t != "" && !byName[ch.Package][t] {
+				out = append(out, warn(CodeEdgeTargetMissing, chAt, entryPath(k, ".replaces"), ch.Package, ch.Name, e.Name,
+					"fix the name, or drop the edge if the bundle was removed on purpose",
+					"bundle %q %s %q, which is not a bundle of package %q", e.Name, "replaces", t, ch.Package))
 			}
-			for j, t := range targets {
+			for j, t := range e.Skips {
 				if t == "" || byName[ch.Package][t] {
 					continue
 				}
-				kind := "skips"
-				if j == 0 && e.Replaces != "" {
-					kind = "replaces"
-				}
-				warn(CodeEdgeTargetMissing, ch.Pos, ch.Package, ch.Name, e.Name,
+				out = append(out, warn(CodeEdgeTargetMissing, chAt, entryPath(k, ".skips["+strconv.Itoa(j)+"]"), ch.Package, ch.Name, e.Name,
 					"fix the name, or drop the edge if the bundle was removed on purpose",
-					"bundle %q %s %q, which is not a bundle of package %q", e.Name, kind, t, ch.Package)
+					"bundle %q %s %q, which is not a bundle of package %q", e.Name, "skips", t, ch.Package))
 			}
 		}
 		// The replaces chain from the head, ignoring upstream's "skipped
 		// target" cut: a skipped bundle on it means the replaces edge to it
 		// is ignored.
-		g := graph.Channel{Package: ch.Package, Name: ch.Name}
+		gr := graph.Channel{Package: ch.Package, Name: ch.Name}
 		for _, e := range ch.Entries {
-			g.Entries = append(g.Entries, graph.Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
+			gr.Entries = append(gr.Entries, graph.Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
 		}
-		head, err := g.Head()
-		cur, ok := entries[head]
+		head, err := gr.Head()
+		k, ok := entries[head]
 		ok = ok && err == nil
 		seen := map[string]bool{}
-		for ok && !seen[cur.Name] {
+		for ok {
+			cur := ch.Entries[k]
+			if seen[cur.Name] {
+				break
+			}
 			seen[cur.Name] = true
 			next, in := entries[cur.Replaces]
 			if cur.Replaces == "" || !in {
@@ -178,13 +261,14 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 			}
 			// An entry that both replaces and skips a bundle says what it
 			// means; another entry skipping it cuts the chain silently.
-			if by := otherThan(skippedBy[cur.Replaces], cur.Name); by != "" {
-				warn(CodeSkippedAndReplaced, ch.Pos, ch.Package, ch.Name, cur.Replaces,
+			if by := otherThan(ch.Entries, skippedBy[cur.Replaces], cur.Name); by >= 0 {
+				j := slices.Index(ch.Entries[by].Skips, cur.Replaces)
+				out = append(out, warn(CodeSkippedAndReplaced, chAt, entryPath(by, ".skips["+strconv.Itoa(j)+"]"), ch.Package, ch.Name, cur.Replaces,
 					"remove it from skips, or point replaces past it: OLM ignores a replaces edge to a skipped bundle",
-					"bundle %q is replaced by %q and skipped by %q in channel %q, so the replaces chain stops at %q", cur.Replaces, cur.Name, by, ch.Name, cur.Name)
+					"bundle %q is replaced by %q and skipped by %q in channel %q, so the replaces chain stops at %q", cur.Replaces, cur.Name, ch.Entries[by].Name, ch.Name, cur.Name))
 				break
 			}
-			cur = next
+			k = next
 		}
 	}
 
@@ -203,10 +287,10 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 			groups[key] = append(groups[key], f)
 		}
 		for _, key := range sortedKeys(groups) {
-			g := groups[key]
+			gs := groups[key]
 			strs := map[string]bool{}
 			names := map[string]bool{}
-			for _, f := range g {
+			for _, f := range gs {
 				strs[f.version.String()+"-"+f.release] = true
 				names[f.b.Name] = true
 			}
@@ -214,50 +298,42 @@ func extraChecks(cfg *declcfg.DeclarativeConfig) []Finding {
 				continue
 			}
 			list := sortedKeys(names)
-			for _, f := range g {
-				warn(CodeVersionShared, f.b.Pos, pkg, "", f.b.Name,
+			for _, f := range gs {
+				out = append(out, warn(CodeVersionShared, bundleAt(f), propPath(f.pkgProp, ".value.version"), pkg, "", f.b.Name,
 					"build metadata does not order versions: give each bundle its own version or a release",
-					"bundles %s share version %s (they differ only in build metadata)", strings.Join(quoteAll(list), ", "), strings.SplitN(key, "\x00", 2)[0])
+					"bundles %s share version %s (they differ only in build metadata)", strings.Join(quoteAll(list), ", "), strings.SplitN(key, "\x00", 2)[0]))
 			}
 		}
 	}
 
-	// Dependencies no bundle in the catalog provides.
-	for i := range facts {
-		f := &facts[i]
+	// Dependencies: what can be checked on the bundle alone now, the rest
+	// once the catalog is known.
+	for i := range bundleFactsList {
+		f := &bundleFactsList[i]
 		for _, req := range f.pkgRequired {
 			// OLM classic reads a dependency's versionRange in the
 			// skipRange dialect (blang/semver's ParseRange).
-			r, err := versionrange.ParseSkipRange(req.VersionRange)
+			r, err := versionrange.ParseSkipRange(req.v.VersionRange)
 			if err != nil {
-				warn(CodeVersionRangeInvalid, f.b.Pos, f.b.Package, "", f.b.Name, "",
-					"bundle %q requires package %q with invalid versionRange %q: %v", f.b.Name, req.PackageName, req.VersionRange, err)
+				out = append(out, warn(CodeVersionRangeInvalid, bundleAt(f), propPath(req.i, ".value.versionRange"), f.b.Package, "", f.b.Name, "",
+					"bundle %q requires package %q with invalid versionRange %q: %v", f.b.Name, req.v.PackageName, req.v.VersionRange, err))
 				continue
 			}
-			met := false
-			for _, o := range byPkg[req.PackageName] {
-				if o.hasVersion && r.Contains(o.version) {
-					met = true
-					break
-				}
-			}
-			if !met {
-				warn(CodePackageRequiredUnmet, f.b.Pos, f.b.Package, "", f.b.Name,
+			facts.pkgReqs = append(facts.pkgReqs, requirement[property.PackageRequired]{req: req.v, rng: r,
+				f: warn(CodePackageRequiredUnmet, bundleAt(f), propPath(req.i, ""), f.b.Package, "", f.b.Name,
 					"add a bundle that satisfies it, or make sure the catalog it comes from is installed",
-					"bundle %q requires package %q %s, which no bundle in the catalog provides", f.b.Name, req.PackageName, req.VersionRange)
-			}
+					"bundle %q requires package %q %s, which no bundle in the catalog provides", f.b.Name, req.v.PackageName, req.v.VersionRange)})
 		}
 		for _, req := range f.gvkRequired {
-			if !provided[property.GVK(req)] {
-				warn(CodeGVKRequiredUnmet, f.b.Pos, f.b.Package, "", f.b.Name,
+			facts.gvkReqs = append(facts.gvkReqs, requirement[property.GVKRequired]{req: req.v,
+				f: warn(CodeGVKRequiredUnmet, bundleAt(f), propPath(req.i, ""), f.b.Package, "", f.b.Name,
 					"add a bundle that provides the API, or make sure the catalog it comes from is installed",
-					"bundle %q requires API %s/%s %s, which no bundle in the catalog provides", f.b.Name, req.Group, req.Version, req.Kind)
-			}
+					"bundle %q requires API %s/%s %s, which no bundle in the catalog provides", f.b.Name, req.v.Group, req.v.Version, req.v.Kind)})
 		}
 		for _, c := range f.constraints {
-			if msg := constraintKindProblem(c); msg != "" {
-				warn(CodeConstraintKindMissing, f.b.Pos, f.b.Package, "", f.b.Name,
-					"an olm.constraint needs exactly one of gvk, package, cel, all, any or not", "bundle %q: %s", f.b.Name, msg)
+			if msg := constraintKindProblem(c.v); msg != "" {
+				out = append(out, warn(CodeConstraintKindMissing, bundleAt(f), propPath(c.i, ".value"), f.b.Package, "", f.b.Name,
+					"an olm.constraint needs exactly one of gvk, package, cel, all, any or not", "bundle %q: %s", f.b.Name, msg))
 			}
 		}
 	}
@@ -295,14 +371,15 @@ func constraintKindProblem(raw json.RawMessage) string {
 	return ""
 }
 
-// otherThan returns the first name of names that is not name.
-func otherThan(names []string, name string) string {
-	for _, n := range names {
-		if n != name {
-			return n
+// otherThan returns the first of the entries ks whose name is not name,
+// or -1.
+func otherThan(entries []declcfg.ChannelEntry, ks []int, name string) int {
+	for _, k := range ks {
+		if entries[k].Name != name {
+			return k
 		}
 	}
-	return ""
+	return -1
 }
 
 func addName(m map[string]map[string]bool, pkg, name string) {

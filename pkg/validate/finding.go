@@ -28,37 +28,41 @@ type Finding struct {
 	Severity Severity `json:"severity"`
 	Code     string   `json:"code"`
 	Message  string   `json:"message"`
-	File     string   `json:"file,omitempty"`
-	Line     int      `json:"line,omitempty"`
-	Column   int      `json:"column,omitempty"`
-	Package  string   `json:"package,omitempty"`
-	Channel  string   `json:"channel,omitempty"`
+	// File, Line and Column are where the problem is: the element of the
+	// blob named by Path when the catalog's source could be read again,
+	// else the start of the blob.
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Package string `json:"package,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	// Channels lists every channel the same problem was found in, when
+	// there are several (Channel is the first).
+	Channels []string `json:"channels,omitempty"`
 	Bundle   string   `json:"bundle,omitempty"`
+	// Path is the element of the blob the finding is about, such as
+	// "entries[3].skips[1]" or "properties[0].value.version"; empty for
+	// the blob as a whole.
+	Path string `json:"path,omitempty"`
 	// Help says how to fix the problem, when there is more to say than
 	// the message.
 	Help string `json:"help,omitempty"`
 
-	// inTree marks findings that are leaves of Result.Tree.
+	// inTree marks findings that are leaves of Result.Tree, and leaves
+	// are those leaves (their positions follow the finding's).
 	inTree bool
+	leaves []*model.RuleError
+	// at is the blob while its group is checked, ref its index in the
+	// source (-1: none) once it is done.
+	at  blobID
+	ref int
+	// key identifies the problem across unrelated edits (see Key).
+	key string
 }
 
 // Pos returns the finding's position.
 func (f Finding) Pos() declcfg.Position {
 	return declcfg.Position{File: f.File, Line: f.Line, Column: f.Column}
-}
-
-func fromIssue(sev Severity, is model.Issue) Finding {
-	return Finding{
-		Severity: sev,
-		Code:     is.Code,
-		Message:  is.Message,
-		File:     is.Pos.File,
-		Line:     is.Pos.Line,
-		Column:   is.Pos.Column,
-		Package:  is.Package,
-		Channel:  is.Channel,
-		Bundle:   is.Bundle,
-	}
 }
 
 // Result is the outcome of validating one catalog.
@@ -76,6 +80,12 @@ type Result struct {
 	// Findings are every problem found, sorted by file, line, column,
 	// code and message (findings without a file last).
 	Findings []Finding
+	// Ignored and Baselined count the findings left out by the Ignore
+	// and Baseline options.
+	Ignored, Baselined int
+
+	// upstream is upstream's message when upstream fails the catalog.
+	upstream string
 }
 
 // Counts returns the number of errors and warnings.

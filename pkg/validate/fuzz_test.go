@@ -1,9 +1,14 @@
 package validate
 
 import (
+	"bytes"
 	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
@@ -14,8 +19,19 @@ import (
 // matches its findings and upstream's ConvertToModel.
 func FuzzValidate(f *testing.F) {
 	f.Add(base)
-	for _, tc := range ruleCases {
-		f.Add(tc.catalog)
+	files, err := filepath.Glob("testdata/rules/*.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, af := range ar.Files {
+			data, _ := stripMarkers(af.Data)
+			f.Add(string(data))
+		}
 	}
 	f.Add(`{"schema":"olm.package","name":"a","defaultChannel":"c"}{"schema":"olm.channel","package":"a","name":"c","entries":[{"name":"b","skipRange":">=0.0.0"}]}{"schema":"olm.bundle","package":"a","name":"b","image":"x","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}},{"type":"olm.constraint","value":{"all":{"constraints":[{}]}}}]}`)
 	schemas, err := LoadSchemas("")
@@ -54,6 +70,79 @@ func FuzzValidate(f *testing.F) {
 		}
 		if merr != nil && merr.Error() != res.Message {
 			t.Fatalf("message %q, ConvertToModel says %q", res.Message, merr)
+		}
+
+		// One package at a time from the index, with findings placed at
+		// their elements: the same verdict, message and rules.
+		ix, err := declcfg.IndexBytes(context.Background(), []byte(catalog), "catalog.yaml")
+		if err != nil {
+			t.Fatalf("LoadReader succeeded, IndexBytes failed: %v", err)
+		}
+		ires, err := ValidateIndex(context.Background(), ix, Options{Schemas: schemas, Concurrency: 1})
+		if err != nil {
+			t.Fatalf("ValidateIndex() error = %v", err)
+		}
+		if ires.Passed != res.Passed || ires.Message != res.Message || codeSet(ires) != codeSet(res) {
+			t.Fatalf("ValidateIndex: passed %v, message %q, rules %s; Validate: %v, %q, %s",
+				ires.Passed, ires.Message, codeSet(ires), res.Passed, res.Message, codeSet(res))
+		}
+		for _, f := range ires.Findings {
+			if f.File != "catalog.yaml" || f.Line < 1 || f.Column < 1 {
+				t.Fatalf("finding without a position: %+v", f)
+			}
+		}
+		// A baseline of the result accepts all of it.
+		var buf bytes.Buffer
+		if err := ires.Baseline().Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		b, err := ReadBaseline(&buf)
+		if err != nil {
+			t.Fatalf("ReadBaseline(Write) error = %v", err)
+		}
+		ires.ApplyBaseline(b)
+		for _, f := range ires.Findings {
+			if Ignorable(f.Code) {
+				t.Fatalf("baselined finding still reported: %+v", f)
+			}
+		}
+	})
+}
+
+// codeSet is the set of rule codes of res's findings.
+func codeSet(res *Result) string {
+	seen := map[string]bool{}
+	var codes []string
+	for _, f := range res.Findings {
+		if !seen[f.Code] {
+			seen[f.Code] = true
+			codes = append(codes, f.Code)
+		}
+	}
+	slices.Sort(codes)
+	return strings.Join(codes, ",")
+}
+
+// FuzzReadBaselineConfig feeds arbitrary bytes to the baseline and
+// configuration readers: an error or a value, never a panic, and a
+// baseline read back writes what it read.
+func FuzzReadBaselineConfig(f *testing.F) {
+	f.Add([]byte(`{"opmValidateBaseline":1,"findings":[{"code":"schema","package":"p","element":"properties[\"olm.gvk\"]"}]}`))
+	f.Add([]byte("strict: true\nwarnAsError: [schema]\nignore: [edge-target-missing]\nbaseline: b.json\n"))
+	f.Add([]byte(`{"opmValidateBaseline":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = ParseConfig(data, ConfigFile)
+		b, err := ReadBaseline(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := b.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		b2, err := ReadBaseline(&buf)
+		if err != nil || b2.Len() != b.Len() {
+			t.Fatalf("round trip: %v, %d records, want %d", err, b2.Len(), b.Len())
 		}
 	})
 }

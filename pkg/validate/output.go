@@ -18,11 +18,12 @@ import (
 var Formats = []string{"text", "json", "yaml", "github", "sarif"}
 
 // Write renders res in format to w. Text goes to w as well; callers choose
-// the stream (opm validate writes text to stderr, as upstream logs).
+// the stream (opm validate writes text to stderr, as upstream logs). Text
+// summarises warnings (see WriteText).
 func Write(w io.Writer, res *Result, format string, tool ToolInfo) error {
 	switch format {
 	case "", "text":
-		return WriteText(w, res)
+		return WriteText(w, res, false)
 	case "json":
 		return WriteJSON(w, res)
 	case "yaml":
@@ -77,10 +78,12 @@ func WriteYAML(w io.Writer, res *Result) error {
 }
 
 // WriteText writes the human form: upstream's error tree (or first error)
-// with each leaf followed by its position, then every other finding as
-// "file:line:col: severity: message [code]" with its help. Nothing is
-// written for a clean catalog.
-func WriteText(w io.Writer, res *Result) error {
+// with each leaf followed by its position, then every other error as
+// "file:line:col: error: message [code]" with its help, then the warnings:
+// all of them likewise when verbose, else one per rule (the first, and
+// how many more there are), each with its help. Nothing is written for a clean
+// catalog.
+func WriteText(w io.Writer, res *Result, verbose bool) error {
 	var buf bytes.Buffer
 	if res.Tree != nil {
 		buf.WriteString(res.Tree.Format(func(err error) string {
@@ -92,20 +95,50 @@ func WriteText(w io.Writer, res *Result) error {
 		}))
 		buf.WriteByte('\n')
 	}
+	line := func(f Finding, suffix string) {
+		if p := f.Pos(); p.IsValid() {
+			buf.WriteString(p.String() + ": ")
+		}
+		fmt.Fprintf(&buf, "%s: %s [%s]%s%s\n", f.Severity, f.Message, f.Code, channelsNote(f), suffix)
+	}
+	perRule := map[string]int{}
+	for _, f := range res.Findings {
+		if f.Severity == SeverityWarning {
+			perRule[f.Code]++
+		}
+	}
 	for _, f := range res.Findings {
 		if f.inTree {
 			continue
 		}
-		if p := f.Pos(); p.IsValid() {
-			buf.WriteString(p.String() + ": ")
+		if f.Severity == SeverityWarning && !verbose {
+			n := perRule[f.Code]
+			if n == 0 {
+				continue // summarised already
+			}
+			perRule[f.Code] = 0
+			suffix := ""
+			if n > 1 {
+				suffix = fmt.Sprintf(" (and %d more; -v lists them)", n-1)
+			}
+			line(f, suffix)
+		} else {
+			line(f, "")
 		}
-		fmt.Fprintf(&buf, "%s: %s [%s]\n", f.Severity, f.Message, f.Code)
 		if f.Help != "" {
 			buf.WriteString("    help: " + f.Help + "\n")
 		}
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// channelsNote names the channels a finding was seen in, when several.
+func channelsNote(f Finding) string {
+	if len(f.Channels) < 2 {
+		return ""
+	}
+	return " (channels " + quoteList(f.Channels) + ")"
 }
 
 // WriteGitHub writes one GitHub Actions workflow command per finding
@@ -124,7 +157,7 @@ func WriteGitHub(w io.Writer, res *Result) error {
 			}
 		}
 		props = append(props, "title="+ghProperty("opm validate: "+f.Code))
-		msg := f.Message
+		msg := f.Message + channelsNote(f)
 		if f.Help != "" {
 			msg += "\n" + f.Help
 		}
@@ -248,7 +281,7 @@ func WriteSARIF(w io.Writer, res *Result, tool ToolInfo) error {
 			}
 			run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: f.Code, ShortDescription: sarifText{desc}, DefaultConfiguration: sarifRuleConf{level}})
 		}
-		msg := f.Message
+		msg := f.Message + channelsNote(f)
 		if f.Help != "" {
 			msg += "\n" + f.Help
 		}
@@ -261,7 +294,11 @@ func WriteSARIF(w io.Writer, res *Result, tool ToolInfo) error {
 			r.Locations = []sarifLocation{loc}
 		}
 		props := map[string]string{}
-		for k, v := range map[string]string{"package": f.Package, "channel": f.Channel, "bundle": f.Bundle} {
+		channel := f.Channel
+		if len(f.Channels) > 1 {
+			channel = strings.Join(f.Channels, ", ")
+		}
+		for k, v := range map[string]string{"package": f.Package, "channel": channel, "bundle": f.Bundle, "path": f.Path} {
 			if v != "" {
 				props[k] = v
 			}

@@ -61,21 +61,21 @@ func TestWriteJSONKeepsUpstreamShape(t *testing.T) {
 func TestWriteText(t *testing.T) {
 	res := sampleResult(t)
 	var buf bytes.Buffer
-	if err := WriteText(&buf, res); err != nil {
+	if err := WriteText(&buf, res, true); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, want := range []string{
 		"invalid index:\n└── invalid package \"foo\":\n",
-		"bundle image must be set (catalog.yaml:21:1)",
-		"catalog.yaml:29:1: warning: bundle \"foo.v0.2.0\" skips \"a,b:c%\", which is not a bundle of package \"foo\" [edge-target-missing]\n    help: ",
+		"bundle image must be set (catalog.yaml:24:8)",
+		"catalog.yaml:34:13: warning: bundle \"foo.v0.2.0\" skips \"a,b:c%\", which is not a bundle of package \"foo\" [edge-target-missing]\n    help: ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
 	}
 	buf.Reset()
-	if err := WriteText(&buf, &Result{Passed: true}); err != nil || buf.Len() != 0 {
+	if err := WriteText(&buf, &Result{Passed: true}, false); err != nil || buf.Len() != 0 {
 		t.Errorf("clean catalog wrote %q, %v", buf.String(), err)
 	}
 }

@@ -2,73 +2,16 @@ package validate
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"cuelang.org/go/cue"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/property"
 )
-
-// checkSchemas applies the CUE schemas to every blob of cfg with n workers.
-// Each worker compiles the schemas once and caches the result of every
-// property value it has checked, so values repeated across bundles (GVKs,
-// stubbed bundle objects) are evaluated once per worker.
-func checkSchemas(ctx context.Context, cfg *declcfg.DeclarativeConfig, s *Schemas, n int) ([]Finding, error) {
-	total := len(cfg.Packages) + len(cfg.Channels) + len(cfg.Bundles) + len(cfg.Deprecations) + len(cfg.Others)
-	if total == 0 {
-		return nil, nil
-	}
-	n = min(n, total)
-	p := &s.pool
-	results := make([][]Finding, total)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for w := 0; w < n; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			c, err := p.get()
-			if err != nil {
-				errs[w] = err
-				return
-			}
-			defer p.put(c)
-			sc := &schemaChecker{c: c, custom: s.custom}
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= total {
-					return
-				}
-				if i%64 == 0 {
-					if err := ctx.Err(); err != nil {
-						errs[w] = err
-						return
-					}
-				}
-				results[i] = sc.checkIndex(cfg, i)
-			}
-		}(w)
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	var out []Finding
-	for _, r := range results {
-		out = append(out, r...)
-	}
-	return out, nil
-}
 
 type schemaChecker struct {
 	c      *compiled
@@ -96,19 +39,20 @@ func (sc *schemaChecker) builtin(kind string, def cue.Value, data []byte) []sche
 // blobRef identifies the blob being checked for findings.
 type blobRef struct {
 	schema               string
-	pos                  declcfg.Position
+	at                   blobID
 	pkg, channel, bundle string
 	customOnly           bool
 	customData, builtin  func() []byte
 	properties           []property.Property
 }
 
-func (sc *schemaChecker) checkIndex(cfg *declcfg.DeclarativeConfig, i int) []Finding {
-	var ref blobRef
-	switch {
-	case i < len(cfg.Packages):
+// checkGroup applies the schemas to every blob of g.
+func (sc *schemaChecker) checkGroup(g *group) []Finding {
+	cfg := g.cfg
+	var out []Finding
+	for i := range cfg.Packages {
 		p := cfg.Packages[i]
-		ref = blobRef{schema: declcfg.SchemaPackage, pos: p.Pos, pkg: p.Name, properties: p.Properties}
+		ref := blobRef{schema: declcfg.SchemaPackage, at: blobID{declcfg.KindPackage, i, true}, pkg: p.Name, properties: p.Properties}
 		ref.builtin = func() []byte {
 			q := p
 			q.Properties = nil
@@ -119,61 +63,59 @@ func (sc *schemaChecker) checkIndex(cfg *declcfg.DeclarativeConfig, i int) []Fin
 			return mustJSON(q)
 		}
 		ref.customData = func() []byte { return mustJSON(p) }
-	default:
-		i -= len(cfg.Packages)
-		switch {
-		case i < len(cfg.Channels):
-			ch := cfg.Channels[i]
-			ref = blobRef{schema: declcfg.SchemaChannel, pos: ch.Pos, pkg: ch.Package, channel: ch.Name, properties: ch.Properties}
-			ref.builtin = func() []byte {
-				c := ch
-				c.Properties = nil
-				if c.Entries == nil {
-					// Missing and null entries load alike.
-					c.Entries = []declcfg.ChannelEntry{}
-				}
-				return mustJSON(c)
-			}
-			ref.customData = func() []byte { return mustJSON(ch) }
-		default:
-			i -= len(cfg.Channels)
-			switch {
-			case i < len(cfg.Bundles):
-				b := &cfg.Bundles[i]
-				ref = blobRef{schema: declcfg.SchemaBundle, pos: b.Pos, pkg: b.Package, bundle: b.Name, properties: b.Properties}
-				ref.builtin = func() []byte {
-					return mustJSON(bundleEnvelope{Schema: b.Schema, Name: b.Name, Package: b.Package, Image: b.Image, RelatedImages: b.RelatedImages})
-				}
-				ref.customData = func() []byte {
-					c := *b
-					c.Properties = make([]property.Property, len(b.Properties))
-					for j, p := range b.Properties {
-						c.Properties[j] = property.Property{Type: p.Type, Value: stubValue(p)}
-					}
-					return mustJSON(c)
-				}
-			default:
-				i -= len(cfg.Bundles)
-				if i < len(cfg.Deprecations) {
-					d := cfg.Deprecations[i]
-					ref = blobRef{schema: declcfg.SchemaDeprecations, pos: d.Pos, pkg: d.Package}
-					ref.builtin = func() []byte {
-						c := d
-						if c.Entries == nil {
-							c.Entries = []declcfg.DeprecationEntry{}
-						}
-						return mustJSON(c)
-					}
-					ref.customData = func() []byte { return mustJSON(d) }
-				} else {
-					m := cfg.Others[i-len(cfg.Deprecations)]
-					ref = blobRef{schema: m.Schema, pos: m.Pos, pkg: m.Package, customOnly: true}
-					ref.customData = func() []byte { return m.Blob }
-				}
-			}
-		}
+		out = append(out, sc.check(g, ref)...)
 	}
-	return sc.check(ref)
+	for i := range cfg.Channels {
+		ch := cfg.Channels[i]
+		ref := blobRef{schema: declcfg.SchemaChannel, at: blobID{declcfg.KindChannel, i, true}, pkg: ch.Package, channel: ch.Name, properties: ch.Properties}
+		ref.builtin = func() []byte {
+			c := ch
+			c.Properties = nil
+			if c.Entries == nil {
+				// Missing and null entries load alike.
+				c.Entries = []declcfg.ChannelEntry{}
+			}
+			return mustJSON(c)
+		}
+		ref.customData = func() []byte { return mustJSON(ch) }
+		out = append(out, sc.check(g, ref)...)
+	}
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		ref := blobRef{schema: declcfg.SchemaBundle, at: blobID{declcfg.KindBundle, i, true}, pkg: b.Package, bundle: b.Name, properties: b.Properties}
+		ref.builtin = func() []byte {
+			return mustJSON(bundleEnvelope{Schema: b.Schema, Name: b.Name, Package: b.Package, Image: b.Image, RelatedImages: b.RelatedImages})
+		}
+		ref.customData = func() []byte {
+			c := *b
+			c.Properties = make([]property.Property, len(b.Properties))
+			for j, p := range b.Properties {
+				c.Properties[j] = property.Property{Type: p.Type, Value: stubValue(p)}
+			}
+			return mustJSON(c)
+		}
+		out = append(out, sc.check(g, ref)...)
+	}
+	for i := range cfg.Deprecations {
+		d := cfg.Deprecations[i]
+		ref := blobRef{schema: declcfg.SchemaDeprecations, at: blobID{declcfg.KindDeprecation, i, true}, pkg: d.Package}
+		ref.builtin = func() []byte {
+			c := d
+			if c.Entries == nil {
+				c.Entries = []declcfg.DeprecationEntry{}
+			}
+			return mustJSON(c)
+		}
+		ref.customData = func() []byte { return mustJSON(d) }
+		out = append(out, sc.check(g, ref)...)
+	}
+	for i := range cfg.Others {
+		m := cfg.Others[i]
+		ref := blobRef{schema: m.Schema, at: blobID{declcfg.KindOther, i, true}, pkg: m.Package, customOnly: true}
+		ref.customData = func() []byte { return m.Blob }
+		out = append(out, sc.check(g, ref)...)
+	}
+	return out
 }
 
 // bundleEnvelope is an olm.bundle blob without its properties, which are
@@ -186,17 +128,19 @@ type bundleEnvelope struct {
 	RelatedImages []declcfg.RelatedImage `json:"relatedImages,omitempty"`
 }
 
-func (sc *schemaChecker) check(ref blobRef) []Finding {
+func (sc *schemaChecker) check(g *group, ref blobRef) []Finding {
 	var out []Finding
 	add := func(code string, sev Severity, errs []schemaError, prefix string) {
 		for _, e := range errs {
 			msg := e.Message
-			if p := joinPath(prefix, e.Path); p != "" {
+			p := joinPath(prefix, e.Path)
+			if p != "" {
 				msg = p + ": " + msg
 			}
-			out = append(out, Finding{Severity: sev, Code: code, Message: msg,
-				File: ref.pos.File, Line: ref.pos.Line, Column: ref.pos.Column,
-				Package: ref.pkg, Channel: ref.channel, Bundle: ref.bundle})
+			f := Finding{Severity: sev, Code: code, Message: msg, Path: p, at: ref.at,
+				Package: ref.pkg, Channel: ref.channel, Bundle: ref.bundle}
+			g.finish(&f)
+			out = append(out, f)
 		}
 	}
 	if !ref.customOnly {

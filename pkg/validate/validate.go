@@ -3,8 +3,11 @@ package validate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
-	"strings"
+	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
@@ -24,12 +27,21 @@ const (
 
 // Options configure a validation.
 type Options struct {
-	// Strict turns warnings into errors.
+	// Strict turns every warning into an error.
 	Strict bool
+	// StrictRules turns the warnings of these rules into errors.
+	StrictRules []string
+	// Ignore drops the findings of these rules. Rules upstream enforces
+	// cannot be ignored (see [Ignorable]).
+	Ignore []string
+	// Baseline, when set, drops the findings it records (see
+	// [Baseline]); findings of rules upstream enforces are never dropped.
+	Baseline *Baseline
 	// Schemas are the CUE schemas to apply; nil means opm's embedded
 	// ones.
 	Schemas *Schemas
-	// Concurrency is the number of CUE workers (default: GOMAXPROCS).
+	// Concurrency is the number of packages checked at once (default:
+	// GOMAXPROCS).
 	Concurrency int
 	// Dependencies, when set, resolves every channel head's dependencies
 	// (CheckDependencies).
@@ -39,8 +51,53 @@ type Options struct {
 // Validate checks cfg and returns every finding. The verdict (Passed) and
 // Message are upstream opm's on the same catalog unless warnings fail it
 // under Strict. The error is only for failures to run (bad schemas, a
-// cancelled context), never for an invalid catalog.
+// cancelled context, unknown rule codes in opts), never for an invalid
+// catalog. Findings are positioned at the start of their blobs (cfg holds
+// no source text); see ValidateIndex.
 func Validate(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts Options) (*Result, error) {
+	return validateSource(ctx, newMemSource(cfg), opts)
+}
+
+// ValidateIndex checks the catalog of ix as Validate checks it loaded
+// whole, one package at a time: only the packages being checked are held in
+// memory. Findings about an element of a blob (a channel entry, a skip, a
+// property, a field) are positioned at that element, read back from the
+// catalog's files.
+func ValidateIndex(ctx context.Context, ix *declcfg.Index, opts Options) (*Result, error) {
+	return validateSource(ctx, indexSource{ix}, opts)
+}
+
+// groupResult is what checking one group found.
+type groupResult struct {
+	// conv are the conversion issues, with their place in upstream's
+	// order of checks.
+	conv []rankedFinding
+	// tree are the group's packages in the model validation tree, and
+	// leaves its leaves as findings; after are the leaves left when the
+	// group has conversion issues (see afterConversion).
+	tree   []error
+	leaves []Finding
+	after  []Finding
+	// other are the schema findings and the checks upstream lacks.
+	other []Finding
+	facts catalogFacts
+}
+
+// rankedFinding is a conversion issue and its place in upstream's order of
+// checks: packages, channels, bundles (each in load order), entries
+// without bundles (by package), deprecations.
+type rankedFinding struct {
+	f     Finding
+	stage int
+	rank  int
+	pkg   string
+}
+
+func validateSource(ctx context.Context, src catalogSource, opts Options) (*Result, error) {
+	sel, err := newSelection(opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Schemas == nil {
 		s, err := LoadSchemas("")
 		if err != nil {
@@ -52,97 +109,216 @@ func Validate(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts Options)
 		opts.Concurrency = runtime.GOMAXPROCS(0)
 	}
 
-	res := &Result{}
-	schemaDone := make(chan error, 1)
-	var schemaFindings []Finding
-	go func() {
-		var err error
-		schemaFindings, err = checkSchemas(ctx, cfg, opts.Schemas, opts.Concurrency)
-		schemaDone <- err
-	}()
+	names := src.groups()
+	results := make([]*groupResult, len(names))
+	n := min(opts.Concurrency, len(names))
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := opts.Schemas.pool.get()
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer opts.Schemas.pool.put(c)
+			sc := &schemaChecker{c: c, custom: opts.Schemas.custom}
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(names) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[w] = err
+					return
+				}
+				g, err := src.load(ctx, names[i])
+				if err != nil {
+					errs[w] = err
+					next.Store(int64(len(names))) // stop the others
+					return
+				}
+				results[i] = checkGroup(g, sc)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
 
-	m, issues := model.Convert(*cfg)
-	for _, is := range issues {
-		res.Findings = append(res.Findings, fromIssue(SeverityError, is))
+	res := &Result{}
+	var conv []rankedFinding
+	for _, gr := range results {
+		conv = append(conv, gr.conv...)
 	}
-	if len(issues) > 0 {
-		res.Message = issues[0].Message
-		// Upstream stops here; we also report what its model validation
-		// would say about the parts that converted.
-		for _, is := range treeAfterConversionErrors(m, issues) {
-			res.Findings = append(res.Findings, fromIssue(SeverityError, is))
+	sort.SliceStable(conv, func(i, j int) bool {
+		a, b := conv[i], conv[j]
+		if a.stage != b.stage {
+			return a.stage < b.stage
 		}
-	} else if err := m.Validate(); err != nil {
-		res.Message = err.Error()
-		errors.As(err, &res.Tree)
-		for _, is := range model.Issues(err) {
-			f := fromIssue(SeverityError, is)
-			f.inTree = true
-			res.Findings = append(res.Findings, f)
+		if a.rank != b.rank {
+			return a.rank < b.rank
 		}
+		return a.pkg < b.pkg
+	})
+	root := &model.ValidationError{Message: "invalid index"}
+	var facts catalogFacts
+	for _, gr := range results {
+		for _, c := range gr.conv {
+			res.Findings = append(res.Findings, c.f)
+		}
+		switch {
+		case len(conv) == 0:
+			for _, f := range gr.leaves {
+				f.inTree = true
+				res.Findings = append(res.Findings, f)
+			}
+			root.SubErrors = append(root.SubErrors, gr.tree...)
+		case len(gr.conv) > 0:
+			res.Findings = append(res.Findings, gr.after...)
+		default:
+			res.Findings = append(res.Findings, gr.leaves...)
+		}
+		res.Findings = append(res.Findings, gr.other...)
+		facts.merge(&gr.facts)
 	}
-	res.Findings = append(res.Findings, extraChecks(cfg)...)
-	res.Findings = append(res.Findings, maxOpenShiftChecks(cfg)...)
+	results = nil
+	if len(conv) > 0 {
+		// Upstream stops at its first conversion error; we also report
+		// what its model validation would say about the parts that
+		// converted.
+		res.Message = conv[0].f.Message
+	} else if len(root.SubErrors) > 0 {
+		res.Tree = root
+		res.Message = root.Error()
+	}
+	res.Findings = append(res.Findings, facts.unmet()...)
 	if opts.Dependencies != nil {
+		cfg, err := src.whole(ctx)
+		if err != nil {
+			return nil, err
+		}
 		deps, err := CheckDependencies(ctx, cfg, *opts.Dependencies)
 		if err != nil {
-			<-schemaDone
 			return nil, err
+		}
+		for i := range deps {
+			deps[i].ref = -1
 		}
 		res.Findings = append(res.Findings, deps...)
 	}
-
-	if err := <-schemaDone; err != nil {
+	if err := locate(ctx, src, res.Findings); err != nil {
 		return nil, err
 	}
-	res.Findings = append(res.Findings, schemaFindings...)
-	finish(res, opts.Strict)
+	res.Findings = dedupe(res.Findings)
+	sel.apply(res)
+	finish(res, sel)
 	return res, nil
 }
 
-// finish applies --strict, sorts the findings and sets the verdict.
-func finish(res *Result, strict bool) {
-	if strict {
-		for i := range res.Findings {
-			res.Findings[i].Severity = SeverityError
-		}
-	}
-	sortFindings(res.Findings)
-	errs, _ := res.Counts()
-	res.Passed = errs == 0
-	if res.Passed {
-		res.Message = ""
-		res.Tree = nil
-		return
-	}
-	if res.Message == "" {
-		var msgs []string
-		for _, f := range res.Findings {
-			if f.Severity == SeverityError {
-				msgs = append(msgs, f.Message)
+// checkGroup runs every check of one group.
+func checkGroup(g *group, sc *schemaChecker) *groupResult {
+	gr := &groupResult{}
+	gr.other = sc.checkGroup(g)
+
+	m, issues := model.Convert(*g.cfg)
+	seen := map[string]int{}
+	for _, is := range issues {
+		at := blobOf(is.Pos)
+		rf := rankedFinding{stage: conversionStage(is.Code), pkg: is.Package}
+		if at.ok {
+			rf.rank = g.rank[at.kind][at.i]
+			if is.Code == model.CodeDeprecationNoPackage && at.kind == declcfg.KindDeprecation {
+				// Upstream numbers deprecations over the whole catalog.
+				is.Message = fmt.Sprintf("package name must be set for deprecation item %v", rf.rank)
 			}
 		}
-		res.Message = strings.Join(msgs, "\n")
+		rf.f = g.issueFinding(is, seen)
+		gr.conv = append(gr.conv, rf)
 	}
+	if err := m.Validate(); err != nil {
+		var root *model.ValidationError
+		if errors.As(err, &root) {
+			gr.tree = root.SubErrors
+		}
+		for _, leaf := range ruleLeaves(err) {
+			f := g.issueFinding(leaf.Issue, seen)
+			f.leaves = []*model.RuleError{leaf}
+			gr.leaves = append(gr.leaves, f)
+		}
+		if len(issues) > 0 {
+			gr.after = afterConversion(m, issues, gr.leaves)
+		}
+	}
+	gr.other = append(gr.other, g.extraChecks(&gr.facts)...)
+	gr.other = append(gr.other, g.maxOpenShiftChecks()...)
+	return gr
+}
+
+// conversionStage is the place of a conversion rule in upstream's order
+// of checks.
+func conversionStage(code string) int {
+	switch code {
+	case model.CodePackageNoName, model.CodePackageDuplicate, model.CodePackageNameInvalid:
+		return 0
+	case model.CodeChannelUnknownPackage, model.CodeChannelNoName, model.CodeChannelDuplicate, model.CodeChannelDuplicateEntry:
+		return 1
+	case model.CodeChannelEntryNoBundle:
+		return 3
+	case model.CodeDeprecationNoPackage, model.CodeDeprecationUnknownPackage, model.CodeDeprecationDuplicate,
+		model.CodeDeprecationNoSchema, model.CodeDeprecationDuplicateEntry, model.CodeDeprecationBundleNotFound,
+		model.CodeDeprecationChannelMissing, model.CodeDeprecationPackageNamed, model.CodeDeprecationSchemaUnknown:
+		return 4
+	}
+	return 2
+}
+
+// ruleLeaves returns the leaves of a validation tree.
+func ruleLeaves(err error) []*model.RuleError {
+	var out []*model.RuleError
+	var walk func(error)
+	walk = func(e error) {
+		var ve *model.ValidationError
+		var re *model.RuleError
+		switch {
+		case errors.As(e, &ve):
+			for _, s := range ve.SubErrors {
+				walk(s)
+			}
+		case errors.As(e, &re):
+			out = append(out, re)
+		}
+	}
+	walk(err)
+	return out
 }
 
 // LoadErrorResult is the result for a catalog that cannot be loaded: the
 // upstream message of the loader error and one finding at its position.
 func LoadErrorResult(err error) *Result {
-	f := Finding{Severity: SeverityError, Code: CodeLoad, Message: declcfg.UpstreamMessage(err)}
+	f := Finding{Severity: SeverityError, Code: CodeLoad, Message: declcfg.UpstreamMessage(err), ref: -1}
 	var le *declcfg.LoadError
 	if errors.As(err, &le) {
 		f.File, f.Line, f.Column = le.Pos.File, le.Pos.Line, le.Pos.Column
 	}
-	return &Result{Passed: false, Message: f.Message, Findings: []Finding{f}}
+	return &Result{Passed: false, Message: f.Message, Findings: []Finding{f}, upstream: f.Message}
 }
 
-// treeAfterConversionErrors validates the partial model built despite
-// conversion errors and returns its issues, minus those the conversion
-// errors already explain: anything about a bundle whose blob was rejected
-// or is missing, and duplicate versions in a package with such bundles
-// (their versions are unknown).
-func treeAfterConversionErrors(m model.Model, issues []model.Issue) []model.Issue {
+// afterConversion returns the leaves of the validation of the partial
+// model built despite conversion errors, minus those the conversion errors
+// already explain: anything about a bundle whose blob was rejected or is
+// missing, and duplicate versions in a package with such bundles (their
+// versions are unknown).
+func afterConversion(m model.Model, issues []model.Issue, leaves []Finding) []Finding {
 	failed := map[string]map[string]bool{} // package -> bundle
 	missing := map[string]bool{}           // packages with entries without blobs
 	for _, is := range issues {
@@ -158,17 +334,17 @@ func treeAfterConversionErrors(m model.Model, issues []model.Issue) []model.Issu
 		failed[is.Package][is.Bundle] = true
 	}
 	tainted := func(pkg string) bool { return len(failed[pkg]) > 0 || missing[pkg] }
-	var out []model.Issue
-	for _, is := range model.Issues(m.Validate()) {
+	var out []Finding
+	for _, f := range leaves {
 		switch {
-		case is.Bundle != "" && failed[is.Package][is.Bundle]:
+		case f.Bundle != "" && failed[f.Package][f.Bundle]:
 			continue
-		case is.Bundle != "" && missing[is.Package] && !hasBlob(m, is.Package, is.Channel, is.Bundle):
+		case f.Bundle != "" && missing[f.Package] && !hasBlob(m, f.Package, f.Channel, f.Bundle):
 			continue
-		case is.Code == model.CodePackageDuplicateVersions && tainted(is.Package):
+		case f.Code == model.CodePackageDuplicateVersions && tainted(f.Package):
 			continue
 		}
-		out = append(out, is)
+		out = append(out, f)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ package render
 
 import (
 	"context"
+	"io"
 	"text/template"
 
 	"github.com/opmkit/opm/pkg/action"
@@ -36,6 +37,26 @@ type Options struct {
 // Migrate and MigrateLevel, a template that does not parse) are
 // *action.UsageError.
 func Run(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, error) {
+	ro, err := renderOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return render.Render(ctx, ro)
+}
+
+// Write renders opts.Refs and writes the blobs to w in format, as Run
+// followed by declcfg.Write would, streaming catalog directories one
+// package at a time (see render.Write). Errors writing to w are wrapped as
+// "write output: ...".
+func Write(ctx context.Context, opts Options, w io.Writer, format declcfg.Format) error {
+	ro, err := renderOptions(opts)
+	if err != nil {
+		return err
+	}
+	return render.Write(ctx, ro, w, format)
+}
+
+func renderOptions(opts Options) (render.Options, error) {
 	ro := render.Options{
 		Refs:           opts.Refs,
 		MigrationLevel: opts.MigrateLevel,
@@ -44,19 +65,19 @@ func Run(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, error) 
 	}
 	if opts.Migrate {
 		if opts.MigrateLevel != "" {
-			return nil, action.Usagef("--migrate and --migrate-level cannot be used together")
+			return ro, action.Usagef("--migrate and --migrate-level cannot be used together")
 		}
 		ro.MigrationLevel = migrations.LevelAll
 	}
 	if err := migrations.Check(ro.MigrationLevel); err != nil {
-		return nil, &action.UsageError{Err: err}
+		return ro, &action.UsageError{Err: err}
 	}
 	if opts.ImageRefTemplate != "" {
 		tmpl, err := template.New("image-ref-template").Option("missingkey=error").Parse(opts.ImageRefTemplate)
 		if err != nil {
-			return nil, action.Usagef("invalid image reference template: %v", err)
+			return ro, action.Usagef("invalid image reference template: %v", err)
 		}
 		ro.ImageRefTemplate = tmpl
 	}
-	return render.Render(ctx, ro)
+	return ro, nil
 }

@@ -1,11 +1,15 @@
 package validate
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -13,6 +17,7 @@ import (
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/validate"
 )
 
 // StdinName names standard input in positions.
@@ -87,4 +92,153 @@ func IsContentError(err error) bool {
 		return false
 	}
 	return !errors.Is(err, fs.ErrPermission) && !errors.Is(err, fs.ErrNotExist)
+}
+
+// openInput opens what `opm validate` is given as LoadInput does, as an
+// index of its blobs (a directory, a file, standard input) or, for a
+// catalog image, as the rendered catalog.
+func openInput(ctx context.Context, ref string, stdin io.Reader, reg render.RegistryOptions) (*declcfg.Index, *declcfg.DeclarativeConfig, error) {
+	if ref == "-" {
+		if stdin == nil {
+			return nil, nil, errors.New("no standard input")
+		}
+		ix, err := declcfg.IndexReader(ctx, stdin, StdinName)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ix.Len() == 0 {
+			return nil, nil, ErrNoBlobs
+		}
+		return ix, nil, nil
+	}
+	st, err := os.Stat(ref)
+	switch {
+	case err == nil && st.IsDir():
+		ix, err := declcfg.IndexDir(ctx, ref)
+		return ix, nil, err
+	case err == nil:
+		ix, err := declcfg.IndexPath(ctx, ref)
+		return ix, nil, err
+	}
+	cfg, err := LoadInput(ctx, ref, stdin, reg)
+	return nil, cfg, err
+}
+
+// readConfig reads the validate.ConfigFile of the catalog directory ref,
+// and the baseline it names (inside the directory). Both are nil when ref
+// is not a directory or has no such file.
+func readConfig(ref string) (*validate.Config, *validate.Baseline, error) {
+	if ref == "-" {
+		return nil, nil, nil
+	}
+	if st, err := os.Stat(ref); err != nil || !st.IsDir() {
+		return nil, nil, nil // not a directory: reported when loading
+	}
+	root, err := os.OpenRoot(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	data, err := readInRoot(root, validate.ConfigFile, validate.MaxConfigSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := validate.ParseConfig(data, filepath.Join(ref, validate.ConfigFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Baseline == "" {
+		return cfg, nil, nil
+	}
+	data, err = readInRoot(root, filepath.FromSlash(cfg.Baseline), validate.MaxBaselineSize)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: baseline: %w", filepath.Join(ref, validate.ConfigFile), err)
+	}
+	b, err := validate.ReadBaseline(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(root.Name(), filepath.FromSlash(cfg.Baseline)), err)
+	}
+	return cfg, b, nil
+}
+
+// readInRoot reads the regular file name inside root (links resolved
+// inside it), at most limit bytes.
+func readInRoot(root *os.Root, name string, limit int64) ([]byte, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, limit)
+	}
+	return data, nil
+}
+
+// readBaseline reads the baseline file path.
+func readBaseline(path string) (*validate.Baseline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline: %w", err)
+	}
+	defer f.Close()
+	b, err := validate.ReadBaseline(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// writeBaseline writes b to path atomically: a temporary file beside it,
+// renamed over it.
+func writeBaseline(path string, b *validate.Baseline) error {
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	_, err = tmp.Write(buf.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	return nil
+}
+
+// configNotIgnored adds help to a load error about the configuration
+// file: upstream opm reads it as FBC unless .indexignore lists it.
+func configNotIgnored(res *validate.Result) {
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		if f.Code == validate.CodeLoad && path.Base(filepath.ToSlash(f.File)) == validate.ConfigFile {
+			f.Help = "opm and upstream opm read every file of a catalog directory as FBC: list " +
+				validate.ConfigFile + " in the catalog's " + declcfg.IndexIgnoreFilename
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
@@ -32,6 +33,28 @@ type Options struct {
 	// With are extra catalogs (directories, files or images) dependencies
 	// may come from; giving any turns CheckDependencies on.
 	With []string
+	// WarnAsError turns the warnings of these rules into errors.
+	WarnAsError []string
+	// Ignore drops the findings of these rules (not of rules upstream
+	// enforces).
+	Ignore []string
+	// Baseline is a baseline file: its findings are not reported.
+	Baseline string
+	// WriteBaseline, when set, is where today's findings are recorded
+	// (atomically; see validate.Baseline). They are then accepted, as
+	// with Baseline.
+	WriteBaseline string
+	// NoConfig skips the catalog directory's validate.ConfigFile.
+	NoConfig bool
+}
+
+// Result is what Run found, and what it did with the options.
+type Result struct {
+	*validate.Result
+	// Config is the configuration file applied ("" when none).
+	Config string
+	// Written is the number of findings recorded in WriteBaseline.
+	Written int
 }
 
 // Run validates opts.Ref. An invalid catalog, including one whose files do
@@ -39,25 +62,90 @@ type Options struct {
 // for what kept it from validating anything: a path that does not exist or
 // cannot be read, an unreachable image, standard input without blobs
 // ([ErrNoBlobs]), schemas that do not build.
-func Run(ctx context.Context, opts Options) (*validate.Result, error) {
+//
+// A catalog directory is validated one package at a time from an index of
+// its files (see declcfg.Index), so that memory follows the largest
+// package rather than the catalog, and findings are placed at their
+// elements. Rule options come from the command line and from the
+// directory's validate.ConfigFile (unless NoConfig).
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	out := &Result{}
+	vopts := validate.Options{Strict: opts.Strict, StrictRules: opts.WarnAsError, Ignore: opts.Ignore}
+	var baseline *validate.Baseline
+	if opts.Baseline != "" {
+		b, err := readBaseline(opts.Baseline)
+		if err != nil {
+			return nil, err
+		}
+		baseline = b
+	}
+	if !opts.NoConfig {
+		cfg, b, err := readConfig(opts.Ref)
+		if err != nil {
+			return nil, err
+		}
+		if cfg != nil {
+			out.Config = validate.ConfigFile
+			vopts.Strict = vopts.Strict || cfg.Strict
+			vopts.StrictRules = append(slices.Clone(cfg.WarnAsError), vopts.StrictRules...)
+			vopts.Ignore = append(slices.Clone(cfg.Ignore), vopts.Ignore...)
+			if baseline == nil {
+				baseline = b
+			}
+		}
+	}
+	// Both sets of rules are checked before anything is loaded.
+	if err := validate.CheckRules("--warn-as-error", opts.WarnAsError); err != nil {
+		return nil, err
+	}
+	if err := validate.CheckRules("--ignore", opts.Ignore); err != nil {
+		return nil, err
+	}
 	schemas, err := validate.LoadSchemas(opts.SchemaDir)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := LoadInput(ctx, opts.Ref, opts.Stdin, opts.Registry)
-	if err != nil {
-		if IsContentError(err) {
-			return validate.LoadErrorResult(err), nil
-		}
-		return nil, err
-	}
-	vopts := validate.Options{Strict: opts.Strict, Schemas: schemas}
+	vopts.Schemas = schemas
 	if opts.CheckDependencies || len(opts.With) > 0 {
 		if vopts.Dependencies, err = loadDependencyCatalogs(ctx, opts.With, opts.Registry); err != nil {
 			return nil, err
 		}
 	}
-	return validate.Validate(ctx, cfg, vopts)
+	res, err := validateInput(ctx, opts, vopts)
+	if err != nil {
+		return nil, err
+	}
+	out.Result = res
+	if opts.WriteBaseline != "" {
+		b := res.Baseline()
+		if err := writeBaseline(opts.WriteBaseline, b); err != nil {
+			return nil, err
+		}
+		out.Written = b.Len()
+		res.ApplyBaseline(b)
+	}
+	if baseline != nil {
+		res.ApplyBaseline(baseline)
+	}
+	return out, nil
+}
+
+// validateInput loads and validates opts.Ref.
+func validateInput(ctx context.Context, opts Options, vopts validate.Options) (*validate.Result, error) {
+	ix, cfg, err := openInput(ctx, opts.Ref, opts.Stdin, opts.Registry)
+	if err != nil {
+		if IsContentError(err) {
+			res := validate.LoadErrorResult(err)
+			configNotIgnored(res)
+			return res, nil
+		}
+		return nil, err
+	}
+	if ix == nil {
+		return validate.Validate(ctx, cfg, vopts)
+	}
+	defer ix.Close()
+	return validate.ValidateIndex(ctx, ix, vopts)
 }
 
 // loadDependencyCatalogs loads the --with catalogs (directories, files or

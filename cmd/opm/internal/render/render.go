@@ -3,8 +3,6 @@
 package render
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
@@ -50,14 +48,7 @@ blobs of the rendered bundles from their annotations and CSVs.`,
 			}
 			reg.CAFile, reg.CacheDir, reg.Platform = cafile, cache, platform
 			opts.Refs, opts.Registry = args, reg
-			cfg, err := render.Run(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			if err := declcfg.Write(*cfg, ios.Out, declcfg.Format(output)); err != nil {
-				return fmt.Errorf("write output: %w", err)
-			}
-			return nil
+			return render.Write(cmd.Context(), opts, ios.Out, declcfg.Format(output))
 		},
 	}
 	f := cmd.Flags()

@@ -3,6 +3,8 @@
 package validate
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,8 +18,9 @@ import (
 // NewCmd builds `opm validate`.
 func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	var (
-		opts   validate.Options
-		output string
+		opts    validate.Options
+		output  string
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "validate <directory|file|-|image>",
@@ -37,6 +40,12 @@ the file and line of each problem, then every other finding. -o json and
 beside it; -o github prints GitHub Actions annotations; -o sarif a SARIF 2.1.0
 log.
 
+Warnings are summarised as one line per rule (its first finding and how
+many there are); -v lists every one. Rule options: --ignore, --warn-as-error
+and --strict, also read from .opm-validate.yaml in the catalog directory
+(list it in .indexignore); --write-baseline FILE records today's findings and
+--baseline FILE reports only new ones.
+
 Exit status: 0 valid (warnings allowed unless --strict), 1 invalid, 2 usage or
 I/O error. See docs/validate.md for every rule code.`,
 		Args: cobra.ExactArgs(1),
@@ -52,16 +61,29 @@ I/O error. See docs/validate.md for every rule code.`,
 			}
 			opts.Ref, opts.Stdin, opts.Registry = args[0], ios.In, reg
 			res, err := validate.Run(cmd.Context(), opts)
+			var oe *pkgvalidate.OptionError
+			if errors.As(err, &oe) {
+				return cmdutil.FlagErrorf("%v", oe)
+			}
 			if err != nil {
 				// Nothing was validated: the usage and I/O status.
 				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 			}
-			return write(ios, res, output)
+			if opts.WriteBaseline != "" {
+				fmt.Fprintf(ios.ErrOut, "wrote %d findings to baseline %s\n", res.Written, opts.WriteBaseline)
+			}
+			return write(ios, res.Result, output, verbose)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "", "output format (text|json|yaml|github|sarif; default text)")
+	f.BoolVarP(&verbose, "verbose", "v", false, "text output: list every warning (default: one line per rule)")
 	f.BoolVar(&opts.Strict, "strict", false, "treat warnings as errors")
+	f.StringSliceVar(&opts.WarnAsError, "warn-as-error", nil, "treat the warnings of these rules as errors (RULE[,RULE]; repeatable)")
+	f.StringSliceVar(&opts.Ignore, "ignore", nil, "do not report these rules (RULE[,RULE]; repeatable; not rules upstream enforces)")
+	f.StringVar(&opts.Baseline, "baseline", "", "report only findings not recorded in this baseline file")
+	f.StringVar(&opts.WriteBaseline, "write-baseline", "", "record today's findings in this file (then accept them)")
+	f.BoolVar(&opts.NoConfig, "no-config", false, "do not read the catalog directory's "+pkgvalidate.ConfigFile)
 	f.StringVar(&opts.SchemaDir, "schema-dir", "", "directory of extra CUE schemas (*.cue) for your own blob schemas")
 	f.BoolVar(&opts.CheckDependencies, "check-dependencies", false, "resolve every channel head's dependencies as OLM classic does (a warning; an error under --strict)")
 	f.StringArrayVar(&opts.With, "with", nil, "extra catalog dependencies may come from, for --check-dependencies (repeatable; implies it)")
@@ -71,13 +93,13 @@ I/O error. See docs/validate.md for every rule code.`,
 // write prints res in the output format and returns the exit status for
 // it: text goes to stderr (nothing for a clean catalog), the other formats
 // to stdout.
-func write(ios *cmdutil.IOStreams, res *pkgvalidate.Result, output string) error {
+func write(ios *cmdutil.IOStreams, res *pkgvalidate.Result, output string, verbose bool) error {
 	info := buildinfo.Get()
 	tool := pkgvalidate.ToolInfo{Name: "opm", Version: info.Version, InformationURI: "https://github.com/opmkit/opm"}
 	switch output {
 	case "", "text":
 		if len(res.Findings) > 0 || !res.Passed {
-			if err := pkgvalidate.WriteText(ios.ErrOut, res); err != nil {
+			if err := pkgvalidate.WriteText(ios.ErrOut, res, verbose); err != nil {
 				return err
 			}
 			if res.Tree == nil && !res.Passed && !hasErrorFinding(res) {

@@ -1,0 +1,412 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Element positions.
+//
+// The loader records where each blob starts, not where its fields are. A
+// finding about an element of a blob (a channel entry, one of its skips, a
+// property, a field) carries the element's path in the blob; once the
+// findings are known, the blobs that have any are read again and re-scanned
+// with a position-aware parser to turn each path into a line and column.
+// Only those blobs are parsed twice, so a clean catalog costs nothing.
+
+// pathElem is one step of an element path: a key, or an index when key is
+// empty and index >= 0.
+type pathElem struct {
+	key   string
+	index int
+}
+
+// parsePath splits an element path such as `entries[3].skips[1]` or
+// `properties[0].value."a.b"` into steps. It never fails: what does not
+// parse becomes a key.
+func parsePath(p string) []pathElem {
+	var out []pathElem
+	for i := 0; i < len(p); {
+		switch c := p[i]; {
+		case c == '.':
+			i++
+		case c == '[':
+			j := strings.IndexByte(p[i:], ']')
+			if j < 0 {
+				out = append(out, pathElem{key: p[i:], index: -1})
+				return out
+			}
+			n, err := strconv.Atoi(p[i+1 : i+j])
+			if err != nil || n < 0 {
+				out = append(out, pathElem{key: p[i+1 : i+j], index: -1})
+			} else {
+				out = append(out, pathElem{index: n})
+			}
+			i += j + 1
+		case c == '"':
+			// A quoted label, as CUE writes keys that are not identifiers.
+			j := i + 1
+			for j < len(p) && p[j] != '"' {
+				if p[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(p) {
+				out = append(out, pathElem{key: p[i:], index: -1})
+				return out
+			}
+			k, err := strconv.Unquote(p[i : j+1])
+			if err != nil {
+				k = p[i+1 : j]
+			}
+			out = append(out, pathElem{key: k, index: -1})
+			i = j + 1
+		default:
+			j := i
+			for j < len(p) && p[j] != '.' && p[j] != '[' {
+				j++
+			}
+			out = append(out, pathElem{key: p[i:j], index: -1})
+			i = j
+		}
+	}
+	return out
+}
+
+// locateJSON returns the offset in data (one JSON value) of the value at
+// path, or of the deepest step of path that exists, and how many steps
+// were found. Keys match exactly, else case-insensitively (as the loader
+// types blobs); of duplicate keys the last counts, as when decoding.
+func locateJSON(data []byte, path []pathElem) (off, found int) {
+	off = skipJSONSpace(data, 0)
+	for found < len(path) {
+		if off >= len(data) {
+			return off, found
+		}
+		step := path[found]
+		next := -1
+		switch data[off] {
+		case '{':
+			if step.index >= 0 {
+				return off, found
+			}
+			next = jsonMember(data, off, step.key)
+		case '[':
+			if step.index < 0 {
+				return off, found
+			}
+			next = jsonElement(data, off, step.index)
+		}
+		if next < 0 {
+			return off, found
+		}
+		off = next
+		found++
+	}
+	return off, found
+}
+
+// jsonMember returns the offset of the value of key in the object at
+// data[off], or -1.
+func jsonMember(data []byte, off int, key string) int {
+	exact, folded := -1, -1
+	i := skipJSONSpace(data, off+1)
+	for i < len(data) && data[i] == '"' {
+		end := skipJSONString(data, i)
+		if end < 0 {
+			break
+		}
+		k := jsonKey(data[i:end])
+		i = skipJSONSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			break
+		}
+		v := skipJSONSpace(data, i+1)
+		switch {
+		case k == key:
+			exact = v
+		case strings.EqualFold(k, key):
+			folded = v
+		}
+		i = skipJSONSpace(data, skipJSONValue(data, v))
+		if i < len(data) && data[i] == ',' {
+			i = skipJSONSpace(data, i+1)
+		}
+	}
+	if exact >= 0 {
+		return exact
+	}
+	return folded
+}
+
+// jsonElement returns the offset of element n of the array at data[off],
+// or -1.
+func jsonElement(data []byte, off, n int) int {
+	i := skipJSONSpace(data, off+1)
+	for k := 0; i < len(data) && data[i] != ']'; k++ {
+		if k == n {
+			return i
+		}
+		i = skipJSONSpace(data, skipJSONValue(data, i))
+		if i < len(data) && data[i] == ',' {
+			i = skipJSONSpace(data, i+1)
+		}
+	}
+	return -1
+}
+
+func jsonKey(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var s string
+	if json.Unmarshal(quoted, &s) != nil {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	return s
+}
+
+func skipJSONSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSONString returns the offset just past the string at data[i], or
+// -1.
+func skipJSONString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipJSONValue returns the offset just past the value at data[i] (the end
+// of data if it does not end).
+func skipJSONValue(data []byte, i int) int {
+	if i >= len(data) {
+		return len(data)
+	}
+	switch data[i] {
+	case '"':
+		if end := skipJSONString(data, i); end >= 0 {
+			return end
+		}
+		return len(data)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				end := skipJSONString(data, i)
+				if end < 0 {
+					return len(data)
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(data)
+	}
+	for i < len(data) && !strings.ContainsRune(",]} \t\r\n", rune(data[i])) {
+		i++
+	}
+	return i
+}
+
+// locateYAML returns the 1-based line and column (in characters, as the
+// YAML parser counts them) in doc, one YAML document, of the node at path
+// or of the deepest step of path that exists, and how many steps were
+// found. It returns line 0 when doc does not parse.
+func locateYAML(doc []byte, path []pathElem) (line, col, found int) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
+	if err := dec.Decode(&root); err != nil {
+		return 0, 0, 0
+	}
+	n := &root
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return 0, 0, 0
+		}
+		n = n.Content[0]
+	}
+	line, col = n.Line, n.Column
+	for found < len(path) {
+		next := yamlStep(deref(n), path[found], 0)
+		if next == nil {
+			break
+		}
+		n = next
+		line, col = n.Line, n.Column
+		found++
+	}
+	return line, col, found
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// yamlStep returns the child of n for step: the value of a key (exact
+// match, else case-insensitive; the last of duplicates; merge keys
+// followed) or an element of a sequence.
+func yamlStep(n *yaml.Node, step pathElem, depth int) *yaml.Node {
+	if depth > 10 {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		if step.index >= 0 && step.index < len(n.Content) {
+			return n.Content[step.index]
+		}
+	case yaml.MappingNode:
+		if step.index >= 0 {
+			return nil
+		}
+		var exact, folded *yaml.Node
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			switch {
+			case k.Kind == yaml.ScalarNode && k.Tag == "!!merge":
+				merges = append(merges, v)
+			case k.Kind == yaml.ScalarNode && k.Value == step.key:
+				exact = v
+			case k.Kind == yaml.ScalarNode && strings.EqualFold(k.Value, step.key):
+				folded = v
+			}
+		}
+		if exact != nil {
+			return exact
+		}
+		if folded != nil {
+			return folded
+		}
+		for _, m := range merges {
+			m = deref(m)
+			targets := []*yaml.Node{m}
+			if m.Kind == yaml.SequenceNode {
+				targets = m.Content
+			}
+			for _, t := range targets {
+				if v := yamlStep(deref(t), step, depth+1); v != nil {
+					return v
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// lineCol returns the 1-based line and byte column of offset off in data,
+// a text whose first byte is at line, col.
+func lineCol(data []byte, off, line, col int) (int, int) {
+	off = min(max(off, 0), len(data))
+	before := data[:off]
+	nl := bytes.Count(before, []byte("\n"))
+	if nl == 0 {
+		return line, col + off
+	}
+	return line + nl, off - bytes.LastIndexByte(before, '\n')
+}
+
+// byteColumn turns a character column of line (1-based) of doc into a
+// byte column.
+func byteColumn(doc []byte, line, col int) int {
+	start := 0
+	for l := 1; l < line; l++ {
+		i := bytes.IndexByte(doc[start:], '\n')
+		if i < 0 {
+			return col
+		}
+		start += i + 1
+	}
+	b := start
+	for c := 1; c < col && b < len(doc) && doc[b] != '\n'; c++ {
+		_, size := utf8.DecodeRune(doc[b:])
+		b += size
+	}
+	return b - start + 1
+}
+
+// locate moves every finding about an element of a blob from the blob's
+// start to the element, reading each blob that has such findings once.
+// Tree leaves follow their findings.
+func locate(ctx context.Context, src catalogSource, fs []Finding) error {
+	byRef := map[int][]int{}
+	for i, f := range fs {
+		if f.ref >= 0 && f.Path != "" {
+			byRef[f.ref] = append(byRef[f.ref], i)
+		}
+	}
+	refs := make([]int, 0, len(byRef))
+	for r := range byRef {
+		refs = append(refs, r)
+	}
+	sort.Ints(refs)
+	for _, ref := range refs {
+		t, err := src.text(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if t.data == nil {
+			continue
+		}
+		for _, i := range byRef[ref] {
+			if line, col, ok := t.locate(parsePath(fs[i].Path)); ok {
+				fs[i].File, fs[i].Line, fs[i].Column = t.file, line, col
+			}
+		}
+	}
+	for i := range fs {
+		for _, l := range fs[i].leaves {
+			l.Pos = fs[i].Pos()
+		}
+	}
+	return nil
+}
+
+// locate returns the position of the element at path (or of its deepest
+// part that exists); ok is false when nothing below the blob itself was
+// found.
+func (t blobText) locate(path []pathElem) (line, col int, ok bool) {
+	if t.yaml {
+		l, c, found := locateYAML(t.data, path)
+		if l == 0 || found == 0 {
+			return 0, 0, false
+		}
+		return t.line + l - 1, byteColumn(t.data, l, c), true
+	}
+	off, found := locateJSON(t.data, path)
+	if found == 0 {
+		return 0, 0, false
+	}
+	line, col = lineCol(t.data, off, t.line, t.col)
+	return line, col, true
+}

@@ -1,0 +1,194 @@
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Rule selection: which findings are reported, and which warnings fail a
+// catalog.
+//
+// A repository can drop the findings of a rule (Ignore), make a rule's
+// warnings errors (StrictRules, or every rule with Strict), and accept the
+// findings it has today (Baseline). None of this applies to the rules
+// upstream enforces: a catalog they reject is rejected by OLM whatever a
+// configuration says, so their findings are always reported, as errors.
+
+// OptionError is an option naming a rule wrongly (an unknown code, a rule
+// that cannot be ignored): a usage error.
+type OptionError struct {
+	Msg string
+}
+
+func (e *OptionError) Error() string { return e.Msg }
+
+// Ignorable reports whether findings of the rule code may be ignored or
+// baselined: every rule but those upstream enforces (load errors and
+// model rules). Findings of user schemas (custom-schema) may.
+func Ignorable(code string) bool {
+	r, ok := RuleByCode(code)
+	return ok && (!r.Upstream || code == CodeCustomSchema)
+}
+
+// CheckRules reports the first code of codes that is not a rule code, as
+// an *OptionError naming the option (e.g. "--ignore").
+func CheckRules(option string, codes []string) error {
+	for _, c := range codes {
+		if _, ok := RuleByCode(c); !ok {
+			return &OptionError{Msg: fmt.Sprintf("%s: unknown rule %q (docs/validate.md lists the rules)", option, c)}
+		}
+	}
+	return nil
+}
+
+// selection is the rule options of one validation.
+type selection struct {
+	strictAll bool
+	strict    map[string]bool
+	ignore    map[string]bool
+	baseline  *Baseline
+}
+
+func newSelection(opts Options) (*selection, error) {
+	s := &selection{strictAll: opts.Strict, strict: map[string]bool{}, ignore: map[string]bool{}, baseline: opts.Baseline}
+	if err := CheckRules("strict", opts.StrictRules); err != nil {
+		return nil, err
+	}
+	if err := CheckRules("ignore", opts.Ignore); err != nil {
+		return nil, err
+	}
+	for _, c := range opts.StrictRules {
+		s.strict[c] = true
+	}
+	for _, c := range opts.Ignore {
+		if !Ignorable(c) {
+			return nil, &OptionError{Msg: fmt.Sprintf("ignore: rule %q cannot be ignored: upstream opm rejects catalogs that break it", c)}
+		}
+		if s.strict[c] {
+			return nil, &OptionError{Msg: fmt.Sprintf("rule %q is both ignored and made an error", c)}
+		}
+		s.ignore[c] = true
+	}
+	return s, nil
+}
+
+// apply drops the ignored and baselined findings.
+func (s *selection) apply(res *Result) {
+	kept := res.Findings[:0]
+	for _, f := range res.Findings {
+		if s.ignore[f.Code] {
+			res.Ignored++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	clear(res.Findings[len(kept):])
+	res.Findings = kept
+	if s.baseline != nil {
+		res.dropBaselined(s.baseline)
+	}
+}
+
+// dropBaselined drops the findings b records, each entry of b matching one
+// finding.
+func (r *Result) dropBaselined(b *Baseline) {
+	left := make(map[string]int, len(b.counts))
+	for k, n := range b.counts {
+		left[k] = n
+	}
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if k := f.Key(); Ignorable(f.Code) && left[k] > 0 {
+			left[k]--
+			r.Baselined++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	clear(r.Findings[len(kept):])
+	r.Findings = kept
+}
+
+// finish applies the strict options, sorts the findings and sets the
+// verdict.
+func finish(res *Result, s *selection) {
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		if f.Severity == SeverityWarning && (s.strictAll || s.strict[f.Code]) {
+			f.Severity = SeverityError
+		}
+	}
+	res.upstream = res.Message
+	res.settle()
+}
+
+// settle sorts the findings and sets the verdict and message.
+func (r *Result) settle() {
+	sortFindings(r.Findings)
+	errs, _ := r.Counts()
+	r.Passed = errs == 0
+	if r.Passed {
+		r.Message = ""
+		r.Tree = nil
+		return
+	}
+	if r.upstream != "" {
+		r.Message = r.upstream
+		return
+	}
+	var msgs []string
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	r.Message = strings.Join(msgs, "\n")
+}
+
+// ApplyBaseline drops the findings b records (see Baseline) and sets the
+// verdict again.
+func (r *Result) ApplyBaseline(b *Baseline) {
+	r.dropBaselined(b)
+	r.settle()
+}
+
+// dedupe reports once a problem found from several places: a bundle's
+// problem seen in each channel that lists it, an edge that several
+// channels share. The finding kept is the first by position; it names
+// every channel in Channels.
+func dedupe(fs []Finding) []Finding {
+	sortFindings(fs)
+	first := map[string]int{}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if f.Bundle == "" || f.Channel == "" {
+			out = append(out, f)
+			continue
+		}
+		k := strings.Join([]string{f.Code, string(f.Severity), f.Package, f.Bundle, f.Message}, "\x00")
+		j, ok := first[k]
+		if !ok {
+			first[k] = len(out)
+			f.Channels = []string{f.Channel}
+			out = append(out, f)
+			continue
+		}
+		d := &out[j]
+		if !slices.Contains(d.Channels, f.Channel) {
+			d.Channels = append(d.Channels, f.Channel)
+		}
+		d.leaves = append(d.leaves, f.leaves...)
+		d.inTree = d.inTree || f.inTree
+	}
+	for i := range out {
+		f := &out[i]
+		if len(f.Channels) > 1 {
+			slices.Sort(f.Channels)
+			f.Channel = f.Channels[0]
+		} else {
+			f.Channels = nil
+		}
+	}
+	return out
+}
