@@ -127,6 +127,23 @@ func (c *catalogFacts) merge(o *catalogFacts) {
 	c.gvkReqs = append(c.gvkReqs, o.gvkReqs...)
 }
 
+// addProviders counts the bundles of another catalog (one of
+// DependencyOptions.With) as providers of packages and APIs, so that a
+// requirement met there is not reported as unmet here.
+func (c *catalogFacts) addProviders(cfg *declcfg.DeclarativeConfig) {
+	o := catalogFacts{versions: map[string][]semver.Version{}, provided: map[property.GVK]bool{}}
+	for i := range cfg.Bundles {
+		f := gatherFacts(&cfg.Bundles[i], i)
+		if f.hasVersion {
+			o.versions[f.b.Package] = append(o.versions[f.b.Package], f.version)
+		}
+		for _, gvk := range f.gvks {
+			o.provided[gvk] = true
+		}
+	}
+	c.merge(&o)
+}
+
 // unmet reports the requirements nothing in the catalog provides.
 func (c *catalogFacts) unmet() []Finding {
 	var out []Finding

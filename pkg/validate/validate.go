@@ -201,6 +201,13 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 		res.Tree = root
 		res.Message = root.Error()
 	}
+	if opts.Dependencies != nil {
+		for _, c := range opts.Dependencies.With {
+			if c.Config != nil {
+				facts.addProviders(c.Config)
+			}
+		}
+	}
 	res.Findings = append(res.Findings, facts.unmet()...)
 	if opts.Dependencies != nil {
 		cfg, err := src.whole(ctx)
