@@ -38,25 +38,9 @@ if [ ! -x "$OPM" ]; then
 	go build -o "$OPM" ./cmd/opm
 fi
 
-mkdir -p "$BENCH_DIR"
-GEN="$BENCH_DIR/gencatalog"
-go build -o "$GEN" ./internal/gencatalog/cmd/gencatalog
-# Same cache key as hack/bench.sh: a checksum of the generator's source.
-GENKEY=$(for f in internal/gencatalog/*.go; do
-	case $f in *_test.go) ;; *) cat "$f" ;; esac
-done | cksum | cut -d' ' -f1)
-
-# catalog P B: generate (or reuse) the catalog and print its directory.
-catalog() {
-	local dir="$BENCH_DIR/$1x$2-$GENKEY"
-	if [ ! -d "$dir" ]; then
-		echo "bench-compose: generating $1 x $2 catalog in $dir" >&2
-		rm -rf "$BENCH_DIR/$1x$2"-* "$dir.tmp"
-		"$GEN" -packages "$1" -bundles "$2" -o "$dir.tmp" -q
-		mv "$dir.tmp" "$dir"
-	fi
-	echo "$dir"
-}
+BENCH_NAME=bench-compose
+# shellcheck source=hack/lib-catalog.sh
+. hack/lib-catalog.sh
 
 # changed OLD P B: a copy of OLD where P*B/100 bundles (at least one) have
 # another image digest: the first bundle of evenly spread packages.
@@ -110,7 +94,7 @@ measure() {
 for size in $BENCH_SIZES; do
 	p=${size%x*}
 	b=${size#*x}
-	old=$(catalog "$p" "$b")
+	old=$(bench_catalog "$p" "$b")
 	new=$(changed "$old" "$p" "$b")
 	find "$old" "$new" -type f -exec cat {} + >/dev/null # warm the page cache
 	first=$(ls "$old" | head -n 1)

@@ -44,23 +44,9 @@ fi
 mkdir -p "$BENCH_DIR"
 SB="$BENCH_DIR/servebench"
 go build -o "$SB" ./internal/servebench/cmd/servebench
-GEN="$BENCH_DIR/gencatalog"
-go build -o "$GEN" ./internal/gencatalog/cmd/gencatalog
-# The same cache key as hack/bench.sh: a checksum of the generator's source.
-GENKEY=$(for f in internal/gencatalog/*.go; do
-	case $f in *_test.go) ;; *) cat "$f" ;; esac
-done | cksum | cut -d' ' -f1)
-
-catalog() {
-	local dir="$BENCH_DIR/$1x$2-$GENKEY"
-	if [ ! -d "$dir" ]; then
-		echo "bench-serve: generating $1 x $2 catalog in $dir" >&2
-		rm -rf "$BENCH_DIR/$1x$2"-* "$dir.tmp"
-		"$GEN" -packages "$1" -bundles "$2" -o "$dir.tmp" -q
-		mv "$dir.tmp" "$dir"
-	fi
-	echo "$dir"
-}
+BENCH_NAME=bench-serve
+# shellcheck source=hack/lib-catalog.sh
+. hack/lib-catalog.sh
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -68,7 +54,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Catalogs to measure: label<TAB>directory.
 targets=()
 for size in $SERVE_SIZES; do
-	targets+=("$size	$(catalog "${size%x*}" "${size#*x}")")
+	targets+=("$size	$(bench_catalog "${size%x*}" "${size#*x}")")
 done
 if [ -d "$SUITE/serve" ]; then
 	cases=${SERVE_CASES:-$(ls "$SUITE/serve")}
@@ -117,7 +103,7 @@ echo
 if [ "$SERVE_LOAD" != 0 ]; then
 	for size in $SERVE_SIZES; do
 		echo
-		dir=$(catalog "${size%x*}" "${size#*x}")
+		dir=$(bench_catalog "${size%x*}" "${size#*x}")
 		if ! "$SB" -opm "$OPM" -catalog "$dir" -label "$size" -runs 1 -load -clients 50 -calls 40 | tail -n +2; then
 			failed=1
 		fi

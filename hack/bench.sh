@@ -33,26 +33,9 @@ if [ ! -x "$OPM" ]; then
 	go build -o "$OPM" ./cmd/opm
 fi
 
-mkdir -p "$BENCH_DIR"
-GEN="$BENCH_DIR/gencatalog"
-go build -o "$GEN" ./internal/gencatalog/cmd/gencatalog
-# The cache key is a checksum of the generator's source (tests excluded).
-GENKEY=$(for f in internal/gencatalog/*.go; do
-	case $f in *_test.go) ;; *) cat "$f" ;; esac
-done | cksum | cut -d' ' -f1)
-
-# catalog SIZE P B: generate (or reuse) the catalog and print its directory.
-catalog() {
-	local dir="$BENCH_DIR/$2x$3-$GENKEY"
-	if [ ! -d "$dir" ]; then
-		echo "bench: generating $2 x $3 catalog in $dir" >&2
-		# Drop catalogs of this size made by older generators.
-		rm -rf "$BENCH_DIR/$2x$3"-* "$dir.tmp"
-		"$GEN" -packages "$2" -bundles "$3" -o "$dir.tmp" -q
-		mv "$dir.tmp" "$dir"
-	fi
-	echo "$dir"
-}
+BENCH_NAME=bench
+# shellcheck source=hack/lib-catalog.sh
+. hack/lib-catalog.sh
 
 has_validate=false
 if "$OPM" validate --help 2>/dev/null | grep -q '^  opm validate'; then
@@ -95,7 +78,7 @@ measure() {
 for size in $BENCH_SIZES; do
 	p=${size%x*}
 	b=${size#*x}
-	dir=$(catalog "$size" "$p" "$b")
+	dir=$(bench_catalog "$p" "$b")
 	# Reading every file once measures the size and warms the page cache.
 	bytes=$(find "$dir" -type f -exec cat {} + | wc -c)
 	mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
