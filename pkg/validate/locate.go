@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/opmkit/opm/internal/jsonscan"
 )
 
 // Element positions.
@@ -86,7 +88,7 @@ func parsePath(p string) []pathElem {
 // were found. Keys match exactly, else case-insensitively (as the loader
 // types blobs); of duplicate keys the last counts, as when decoding.
 func locateJSON(data []byte, path []pathElem) (off, found int) {
-	off = skipJSONSpace(data, 0)
+	off = jsonscan.SkipSpace(data, 0)
 	for found < len(path) {
 		if off >= len(data) {
 			return off, found
@@ -118,27 +120,27 @@ func locateJSON(data []byte, path []pathElem) (off, found int) {
 // data[off], or -1.
 func jsonMember(data []byte, off int, key string) int {
 	exact, folded := -1, -1
-	i := skipJSONSpace(data, off+1)
+	i := jsonscan.SkipSpace(data, off+1)
 	for i < len(data) && data[i] == '"' {
-		end := skipJSONString(data, i)
+		end := jsonscan.SkipString(data, i)
 		if end < 0 {
 			break
 		}
 		k := jsonKey(data[i:end])
-		i = skipJSONSpace(data, end)
+		i = jsonscan.SkipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
 			break
 		}
-		v := skipJSONSpace(data, i+1)
+		v := jsonscan.SkipSpace(data, i+1)
 		switch {
 		case k == key:
 			exact = v
 		case strings.EqualFold(k, key):
 			folded = v
 		}
-		i = skipJSONSpace(data, skipJSONValue(data, v))
+		i = jsonscan.SkipSpace(data, skipJSONValue(data, v))
 		if i < len(data) && data[i] == ',' {
-			i = skipJSONSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		}
 	}
 	if exact >= 0 {
@@ -150,14 +152,14 @@ func jsonMember(data []byte, off int, key string) int {
 // jsonElement returns the offset of element n of the array at data[off],
 // or -1.
 func jsonElement(data []byte, off, n int) int {
-	i := skipJSONSpace(data, off+1)
+	i := jsonscan.SkipSpace(data, off+1)
 	for k := 0; i < len(data) && data[i] != ']'; k++ {
 		if k == n {
 			return i
 		}
-		i = skipJSONSpace(data, skipJSONValue(data, i))
+		i = jsonscan.SkipSpace(data, skipJSONValue(data, i))
 		if i < len(data) && data[i] == ',' {
-			i = skipJSONSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		}
 	}
 	return -1
@@ -174,66 +176,13 @@ func jsonKey(quoted []byte) string {
 	return s
 }
 
-func skipJSONSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipJSONString returns the offset just past the string at data[i], or
-// -1.
-func skipJSONString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
 // skipJSONValue returns the offset just past the value at data[i] (the end
 // of data if it does not end).
 func skipJSONValue(data []byte, i int) int {
-	if i >= len(data) {
-		return len(data)
+	if end := jsonscan.SkipValue(data, i); end >= 0 {
+		return end
 	}
-	switch data[i] {
-	case '"':
-		if end := skipJSONString(data, i); end >= 0 {
-			return end
-		}
-		return len(data)
-	case '{', '[':
-		depth := 0
-		for i < len(data) {
-			switch data[i] {
-			case '"':
-				end := skipJSONString(data, i)
-				if end < 0 {
-					return len(data)
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(data)
-	}
-	for i < len(data) && !strings.ContainsRune(",]} \t\r\n", rune(data[i])) {
-		i++
-	}
-	return i
+	return len(data)
 }
 
 // locateYAML returns the 1-based line and column (in characters, as the
