@@ -194,6 +194,71 @@ func (f *FS) check(name string, st fs.FileInfo) error {
 	return nil
 }
 
+// OpenRegular opens name for reading, through root when it is not nil
+// (links resolved inside it). It refuses anything but a regular file
+// without blocking: a FIFO or device is seen by Stat (or by fstat after a
+// non-blocking open, should it have been swapped in since), never read.
+// It returns the file and its size.
+func OpenRegular(root *os.Root, name string) (*os.File, int64, error) {
+	var (
+		fi  fs.FileInfo
+		err error
+	)
+	if root != nil {
+		fi, err = root.Stat(name)
+	} else {
+		fi, err = os.Stat(name)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(fi.Mode()))}
+	}
+	var f *os.File
+	if root != nil {
+		f, err = root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	} else {
+		f, err = os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(fi, st) {
+		f.Close()
+		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s, or replaced while opening)", ErrNotRegular, Kind(st.Mode()))}
+	}
+	return f, st.Size(), nil
+}
+
+// ReadRegular reads the regular file name, through root when it is not
+// nil (see OpenRegular), refusing one of more than limit bytes with a
+// *TooLargeError; it never reads more than limit+1 bytes, whatever the
+// size said when the file was opened.
+func ReadRegular(root *os.Root, name string, limit int64) ([]byte, error) {
+	f, size, err := OpenRegular(root, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size > limit {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: size, Limit: limit}}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	if int64(len(data)) > limit {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: -1, Limit: limit}}
+	}
+	return data, nil
+}
+
 // Kind names a file mode's type for error messages ("a named pipe").
 func Kind(m fs.FileMode) string {
 	switch {

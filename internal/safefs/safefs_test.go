@@ -223,3 +223,45 @@ func TestFormatSize(t *testing.T) {
 		}
 	}
 }
+
+func TestReadRegular(t *testing.T) {
+	root := tree(t, map[string]string{"ok": "hello", "big": strings.Repeat("x", 100)}, map[string]string{"out": "/etc/hostname"})
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if b, err := ReadRegular(r, "ok", 10); err != nil || string(b) != "hello" {
+			t.Errorf("ok: %q, %v", b, err)
+		}
+		if _, err := ReadRegular(nil, filepath.Join(root, "ok"), 10); err != nil {
+			t.Errorf("ok without a root: %v", err)
+		}
+		if _, err := ReadRegular(r, "big", 99); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("big: %v", err)
+		}
+		for _, rt := range []*os.Root{r, nil} {
+			name := "fifo"
+			if rt == nil {
+				name = filepath.Join(root, "fifo")
+			}
+			if _, err := ReadRegular(rt, name, 10); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "(a named pipe)") {
+				t.Errorf("fifo (root %v): %v", rt != nil, err)
+			}
+		}
+		if _, err := ReadRegular(r, "out", 1<<20); err == nil {
+			t.Error("a link out of the root was followed")
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("ReadRegular blocked")
+	}
+}

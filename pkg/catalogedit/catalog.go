@@ -27,6 +27,8 @@ import (
 	"strings"
 
 	"github.com/opmkit/opm/pkg/declcfg"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // Catalog is a catalog opened for editing.
@@ -196,26 +198,12 @@ func (c *Catalog) Close() error {
 }
 
 func (c *Catalog) readFile(name string) ([]byte, error) {
-	f, err := c.root.Open(name)
-	if err != nil {
-		return nil, err
+	data, err := safefs.ReadRegular(c.root, name, maxFileSize)
+	var pe *fs.PathError
+	if err != nil && (errors.Is(err, safefs.ErrNotRegular) || errors.Is(err, safefs.ErrTooLarge)) && errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s: %w", c.DisplayName(name), pe.Err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", c.DisplayName(name))
-	}
-	if st.Size() > maxFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", c.DisplayName(name), maxFileSize)
-	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return data, err
 }
 
 // index builds the blob list from Config.

@@ -13,6 +13,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // blobCache stores registry blobs by digest under dir/blobs/sha256/HEX.
@@ -96,9 +98,9 @@ func (c *blobCache) open(ctx context.Context, d v1.Descriptor) (rc io.ReadCloser
 		size int64
 	)
 	if root := c.openRoot(); root != nil {
-		f, size, err = openRegular(root, rel(d.Digest))
+		f, size, err = safefs.OpenRegular(root, rel(d.Digest))
 	} else {
-		f, size, err = openRegular(nil, c.path(d.Digest))
+		f, size, err = safefs.OpenRegular(nil, c.path(d.Digest))
 	}
 	if err != nil {
 		return nil, false, nil

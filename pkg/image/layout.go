@@ -19,6 +19,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // Local images (OCI layouts, OCI archives, docker archives) are read by the
@@ -41,7 +43,7 @@ type store interface {
 type dirStore struct{ root *os.Root }
 
 func (d dirStore) open(name string) (io.ReadCloser, int64, error) {
-	f, size, err := openRegular(d.root, name)
+	f, size, err := safefs.OpenRegular(d.root, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -293,7 +295,7 @@ type tarEntry struct {
 // openTarStore indexes the archive at file, which must be a regular file.
 func openTarStore(ctx context.Context, file string, lim Limits) (*tarStore, error) {
 	lim = lim.withDefaults()
-	f, size, err := openRegular(nil, file)
+	f, size, err := safefs.OpenRegular(nil, file)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,6 @@ package image
 
 import "os"
 
-// oNonBlock is 0 where there are no FIFOs to block on.
-const oNonBlock = 0
-
 // lockFile always succeeds: without flock, concurrent processes may
 // download the same blob twice (each still renames a verified file into
 // place, so none sees a half-written one).

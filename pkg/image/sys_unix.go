@@ -7,9 +7,6 @@ import (
 	"syscall"
 )
 
-// oNonBlock makes opening a FIFO return at once (it is then refused).
-const oNonBlock = syscall.O_NONBLOCK
-
 // lockFile takes an exclusive advisory lock on f without blocking; ok is
 // false when another process (or descriptor) holds it.
 func lockFile(f *os.File) (ok bool, err error) {

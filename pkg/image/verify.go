@@ -8,12 +8,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
-	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-
-	"github.com/opmkit/opm/internal/safefs"
 )
 
 // ErrDigest is wrapped by errors for content that does not match its
@@ -107,51 +103,6 @@ func readExact(v io.Reader, size int64) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
-}
-
-// errNotRegular is wrapped by errors for special files (FIFOs, devices,
-// sockets, directories) where a regular file is needed.
-var errNotRegular = errors.New("not a regular file")
-
-// openRegular opens name for reading, through root when it is not nil. It
-// refuses anything but a regular file without blocking: a FIFO or device is
-// seen by Lstat (or by fstat after a non-blocking open, for a link or a
-// race), never read. It returns the file and its size.
-func openRegular(root *os.Root, name string) (*os.File, int64, error) {
-	var (
-		fi  fs.FileInfo
-		err error
-	)
-	if root != nil {
-		fi, err = root.Stat(name)
-	} else {
-		fi, err = os.Stat(name)
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, safefs.Kind(fi.Mode()))}
-	}
-	var f *os.File
-	if root != nil {
-		f, err = root.OpenFile(name, os.O_RDONLY|oNonBlock, 0)
-	} else {
-		f, err = os.OpenFile(name, os.O_RDONLY|oNonBlock, 0)
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	if !st.Mode().IsRegular() || !os.SameFile(fi, st) {
-		f.Close()
-		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s, or replaced while opening)", errNotRegular, safefs.Kind(st.Mode()))}
-	}
-	return f, st.Size(), nil
 }
 
 // ctxReader stops reading when ctx is done.

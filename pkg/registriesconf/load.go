@@ -3,12 +3,13 @@ package registriesconf
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // EnvVar names the file to use instead of the default locations.
@@ -97,7 +98,7 @@ func Load() (*Config, error) {
 // LoadFiles reads and merges the files of loc.
 func LoadFiles(loc Locations) (*Config, error) {
 	cfg := &Config{}
-	data, err := readBounded(loc.File)
+	data, err := safefs.ReadRegular(nil, loc.File, MaxFileSize)
 	switch {
 	case err == nil:
 		c, err := Parse(data, loc.File)
@@ -125,7 +126,7 @@ func LoadFiles(loc Locations) (*Config, error) {
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			data, err := readBounded(p)
+			data, err := safefs.ReadRegular(nil, p, MaxFileSize)
 			if err != nil {
 				return nil, err
 			}
@@ -140,28 +141,4 @@ func LoadFiles(loc Locations) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
-}
-
-// readBounded reads a regular file of at most MaxFileSize bytes.
-func readBounded(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s: file larger than %d bytes", p, MaxFileSize)
-	}
-	return data, nil
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // Caches.
@@ -134,7 +136,7 @@ func hashFile(fsys fs.FS, p string, buf []byte) ([sha256.Size]byte, error) {
 // ReadCacheMeta reads the meta.json of the cache in dir.
 func ReadCacheMeta(dir string) (CacheMeta, error) {
 	var m CacheMeta
-	data, err := readBounded(filepath.Join(dir, CacheSubdir, "meta.json"), 1<<20)
+	data, err := safefs.ReadRegular(nil, filepath.Join(dir, CacheSubdir, "meta.json"), 1<<20)
 	if err != nil {
 		return m, err
 	}
@@ -181,7 +183,7 @@ func LoadCache(dir string, meta CacheMeta) (*Index, error) {
 		f.Close()
 		return nil, err
 	}
-	buf, err := readBounded(filepath.Join(sub, "index.bin"), 1<<31)
+	buf, err := safefs.ReadRegular(nil, filepath.Join(sub, "index.bin"), 1<<31)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -196,22 +198,6 @@ func LoadCache(dir string, meta CacheMeta) (*Index, error) {
 	}
 	x.closer = f
 	return x, nil
-}
-
-func readBounded(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, limit)
-	}
-	return data, nil
 }
 
 // BuildCache builds the index of fsys into the cache directory dir

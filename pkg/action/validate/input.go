@@ -18,6 +18,8 @@ import (
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/validate"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // StdinName names standard input in positions.
@@ -139,12 +141,12 @@ func readConfig(ref string) (*validate.Config, *validate.Baseline, error) {
 		return nil, nil, err
 	}
 	defer root.Close()
-	data, err := readInRoot(root, validate.ConfigFile, validate.MaxConfigSize)
+	data, err := safefs.ReadRegular(root, validate.ConfigFile, validate.MaxConfigSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(ref, validate.ConfigFile), err)
 	}
 	cfg, err := validate.ParseConfig(data, filepath.Join(ref, validate.ConfigFile))
 	if err != nil {
@@ -153,7 +155,7 @@ func readConfig(ref string) (*validate.Config, *validate.Baseline, error) {
 	if cfg.Baseline == "" {
 		return cfg, nil, nil
 	}
-	data, err = readInRoot(root, filepath.FromSlash(cfg.Baseline), validate.MaxBaselineSize)
+	data, err = safefs.ReadRegular(root, filepath.FromSlash(cfg.Baseline), validate.MaxBaselineSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: baseline: %w", filepath.Join(ref, validate.ConfigFile), err)
 	}
@@ -162,31 +164,6 @@ func readConfig(ref string) (*validate.Config, *validate.Baseline, error) {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(root.Name(), filepath.FromSlash(cfg.Baseline)), err)
 	}
 	return cfg, b, nil
-}
-
-// readInRoot reads the regular file name inside root (links resolved
-// inside it), at most limit bytes.
-func readInRoot(root *os.Root, name string, limit int64) ([]byte, error) {
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, limit)
-	}
-	return data, nil
 }
 
 // readBaseline reads the baseline file path.
