@@ -3,7 +3,6 @@
 package resolve
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -47,7 +46,8 @@ along its replaces chain. At most one bundle per package and one provider per
 API; installed bundles no subscription names stay.
 
 Exit status: 0 resolvable, 1 not resolvable (including invalid dependency
-properties), 2 usage or a catalog that cannot be loaded. See docs/resolve.md.`,
+properties) or a catalog that cannot be loaded or lacks an installed bundle,
+2 usage. See docs/resolve.md.`,
 		Example: `  opm resolve --catalog community=./catalog --subscribe etcd
   opm resolve --catalog ops=./ops:10 --catalog community=./community \
       --installed community/etcdoperator.v0.9.2 --subscribe etcd:singlenamespace-alpha \
@@ -63,10 +63,6 @@ properties), 2 usage or a catalog that cannot be loaded. See docs/resolve.md.`,
 			}
 			opts.Registry = reg
 			res, err := action.Run(cmd.Context(), opts)
-			var ue *action.UsageError
-			if errors.As(err, &ue) {
-				return &cmdutil.FlagError{Err: err}
-			}
 			if err != nil {
 				return err
 			}
