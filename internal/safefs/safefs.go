@@ -3,7 +3,10 @@
 //
 //   - a directory opened with [OpenDir] resolves every name, symbolic links
 //     included, inside it (os.Root): a link that leads outside is an error
-//     naming the file, never a read of what it points to;
+//     naming the file, never a read of what it points to. Only an explicit
+//     opt-in (Limits.FollowExternalLinks, opm's --follow-external-symlinks)
+//     follows such links, as upstream opm does; everything else below
+//     still holds then;
 //   - only regular files and directories are opened: a FIFO, a device or a
 //     socket is refused before anything blocks on it;
 //   - no file is read past a size limit (the limit travels in the context,
@@ -21,6 +24,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -31,7 +35,7 @@ const DefaultMaxFileSize int64 = 256 << 20
 var (
 	// ErrEscapes is the error of a name that resolves outside the
 	// directory being read (through a symbolic link, or an absolute link).
-	ErrEscapes = errors.New("a symbolic link leads outside the directory being read, or is absolute")
+	ErrEscapes = errors.New("a symbolic link leads outside the directory being read, or is absolute (refused unless --follow-external-symlinks is given)")
 	// ErrNotRegular is the error of a FIFO, device or socket.
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrTooLarge is matched by every *TooLargeError.
@@ -83,6 +87,11 @@ type Limits struct {
 	// MaxFileSize is the largest file read, in bytes; 0 or less means no
 	// limit.
 	MaxFileSize int64
+	// FollowExternalLinks makes OpenDir follow symbolic links that lead
+	// outside the directory (or are absolute), as upstream opm does. Off by
+	// default: a catalog from a pull request must not read the host's
+	// files. Files are still regular only and size-capped.
+	FollowExternalLinks bool
 }
 
 type limitsKey struct{}
@@ -109,6 +118,7 @@ type FS struct {
 	ctx   context.Context
 	fsys  fs.FS
 	root  *os.Root // set by OpenDir
+	dir   string   // set by OpenDir when it follows external links
 	limit int64
 }
 
@@ -121,7 +131,22 @@ func New(ctx context.Context, fsys fs.FS) *FS {
 
 // OpenDir opens the directory dir as an os.Root: every name is resolved
 // inside it. Close it when done.
+//
+// With Limits.FollowExternalLinks under ctx, names are resolved as the
+// operating system does, links leading outside dir included.
 func OpenDir(ctx context.Context, dir string) (*FS, error) {
+	if LimitsFrom(ctx).FollowExternalLinks {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			return nil, &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR}
+		}
+		f := New(ctx, os.DirFS(dir))
+		f.dir = dir
+		return f, nil
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -162,11 +187,14 @@ func (f *FS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	var file fs.File
-	if f.root != nil {
+	switch {
+	case f.root != nil:
 		// O_NONBLOCK: should the file have been swapped for a FIFO since
 		// the Stat, opening it still does not block (it is refused below).
 		file, err = f.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	} else {
+	case f.dir != "":
+		file, err = os.OpenFile(filepath.Join(f.dir, filepath.FromSlash(name)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	default:
 		file, err = f.fsys.Open(name)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -38,7 +39,7 @@ type LoadError struct {
 func (e *LoadError) Error() string {
 	msg := e.text
 	if msg == "" {
-		msg = e.Err.Error()
+		msg = e.message()
 	}
 	if !e.Pos.IsValid() {
 		return msg
@@ -48,12 +49,27 @@ func (e *LoadError) Error() string {
 
 func (e *LoadError) Unwrap() error { return e.Err }
 
+// message is Err's text, less the file name when Err is one of safefs's
+// refusals of the very file the position names ("f.yaml: file size ... is
+// over the limit", not "f.yaml: read f.yaml: file size ...").
+func (e *LoadError) message() string {
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) && pe == e.Err && e.Pos.File != "" &&
+		(errors.Is(pe.Err, safefs.ErrTooLarge) || errors.Is(pe.Err, safefs.ErrEscapes) || errors.Is(pe.Err, safefs.ErrNotRegular)) {
+		f := filepath.ToSlash(e.Pos.File)
+		if p := filepath.ToSlash(pe.Path); f == p || strings.HasSuffix(f, "/"+p) {
+			return pe.Err.Error()
+		}
+	}
+	return e.Err.Error()
+}
+
 // UpstreamMessage returns the text upstream opm prints for err: the
 // message of the innermost LoadError without its position.
 func UpstreamMessage(err error) string {
 	var le *LoadError
 	if errors.As(err, &le) {
-		return le.Err.Error()
+		return le.message()
 	}
 	return err.Error()
 }
