@@ -40,9 +40,11 @@ type flags struct {
 	cacheDir string
 }
 
-func (f *flags) bind(fs *pflag.FlagSet) {
+// bind binds the shared flags; platforms is the --platform usage, which
+// differs: a catalog image has a base image, a bundle image has none.
+func (f *flags) bind(fs *pflag.FlagSet, platforms string) {
 	fs.StringArrayVarP(&f.opts.Tags, "tag", "t", nil, "Where to write the image (repeatable): HOST/REPO[:TAG], oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REPO:TAG]")
-	fs.StringSliceVar(&f.opts.Platforms, "platform", nil, "Platforms (os/arch[/variant], repeatable or comma-separated) to build: a subset of a multi-platform base, or the platforms of a scratch image (default linux/amd64)")
+	fs.StringSliceVar(&f.opts.Platforms, "platform", nil, platforms)
 	fs.StringVar(&f.opts.Created, "created", "", "Creation time written in the image config: now, an RFC 3339 time or seconds since the epoch (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
 	fs.StringVar(&f.opts.DigestFile, "digest-file", "", "Also write the digest to this file (replaced atomically)")
 	fs.BoolVar(&f.opts.Overwrite, "overwrite", false, "Replace an existing oci-archive or docker-archive file")
@@ -138,7 +140,7 @@ it by digest for the same digest everywhere.`,
 		},
 	}
 	fl := cmd.Flags()
-	f.bind(fl)
+	f.bind(fl, "Platforms (os/arch[/variant], repeatable or comma-separated) to build: a subset of a multi-platform base, or the platforms of a scratch image (default linux/amd64)")
 	fl.StringVarP(&opts.BaseImage, "base-image", "i", dockerfile.DefaultImage, "Base image: a registry image, oci:DIR[:TAG] or oci-archive:FILE[:TAG], or scratch for a binary-less image")
 	fl.StringSliceVarP(&opts.ExtraLabels, "extra-labels", "l", nil, "Extra labels, key=value (repeatable or comma-separated; a later duplicate key wins)")
 	fl.BoolVar(&opts.SkipValidate, "skip-validate", false, "Build without validating the catalog first")
@@ -170,6 +172,6 @@ The build is reproducible, as for 'opm build catalog'.`,
 			return f.print(ios, res)
 		},
 	}
-	f.bind(cmd.Flags())
+	f.bind(cmd.Flags(), "Platforms (os/arch[/variant], repeatable or comma-separated) the bundle image is built for; several give an index (default linux/amd64)")
 	return cmd
 }

@@ -147,8 +147,7 @@ on the channel's replaces chain, and which one each semantics picks.
 	return cmd
 }
 
-const fromHelp = `
---from takes a version or a bundle name. An installed bundle the catalog
+const fromHelp = `--from takes a version (a leading "v" is fine) or a bundle name. An installed bundle the catalog
 no longer has still matches: replaces and skips by its name, skipRange by
 its version. Give its name with --from-bundle (and its version with
 --from); when only a version is given and no bundle has it, the name is
@@ -183,6 +182,7 @@ it; classic stops at the last version in it.
 Classic gives one path per channel (default: the package's default channel);
 v1 one path over the selected channels (default: all). When a target is not
 reached, the reason is printed and the exit code is 1.
+
 ` + fromHelp,
 		Example: `  opm graph path ./catalog -p etcd --from 0.9.0
   opm graph path ./catalog -p example --from 1.0.0 --to 2.0.0 --semantics v1

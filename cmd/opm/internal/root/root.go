@@ -25,7 +25,9 @@ func New(ios *cmdutil.IOStreams) *cobra.Command {
 		Use:   "opm",
 		Short: "operator package manager",
 		Long: `opm builds, renders, validates and inspects Operator Lifecycle Manager
-file-based catalogs (FBC) and operator bundles.`,
+file-based catalogs (FBC) and operator bundles.
+
+To view help related to alpha features, set HELP_ALPHA=true in the environment.`,
 		Args:          cobra.ArbitraryArgs,
 		RunE:          runEmpty,
 		SilenceErrors: true,
@@ -47,14 +49,13 @@ file-based catalogs (FBC) and operator bundles.`,
 	_ = pf.MarkHidden("skip-tls")
 	pf.Var(cmdutil.SizeValue{N: &g.MaxFileSize}, "max-file-size", "largest catalog or bundle file read (bytes, or with KiB, MiB, GiB; 0: no limit)")
 	pf.StringVar(&g.ImageLimits, "image-limits", "", "limits on images pulled or built, KEY=SIZE,... (manifest, config, blob, extract, uncompressed, entries, depth; see docs/images.md)")
-	for _, name := range []string{"max-file-size", "image-limits"} {
-		_ = pf.SetAnnotation(name, ownGlobalFlag, []string{"true"})
-	}
+	pf.BoolVar(&g.FollowExternalSymlinks, "follow-external-symlinks", false, "follow symbolic links that lead out of a catalog or bundle directory, as upstream opm does (refused by default)")
 	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		if f := c.Flags().Lookup("skip-tls"); f != nil && f.Changed {
 			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
 		}
-		c.SetContext(declcfg.WithMaxFileSize(c.Context(), g.MaxFileSize))
+		ctx := declcfg.WithMaxFileSize(c.Context(), g.MaxFileSize)
+		c.SetContext(declcfg.WithFollowExternalSymlinks(ctx, g.FollowExternalSymlinks))
 	}
 
 	alpha := &cobra.Command{
@@ -143,11 +144,6 @@ func runEmpty(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// ownGlobalFlag annotates the global flags upstream opm does not have. They
-// are listed in `opm --help`; a subcommand's help lists upstream's global
-// flags only, so that it reads as upstream's does, byte for byte.
-const ownGlobalFlag = "opm-own-global"
-
 // groupCommand annotates the commands configureGroups makes runnable only
 // to refuse unknown subcommands; their help shows no usage line of their
 // own, as upstream's (which are not runnable) do.
@@ -157,22 +153,10 @@ func init() {
 	cobra.AddTemplateFunc("showUseLine", func(c *cobra.Command) bool {
 		return c.Runnable() && c.Annotations[groupCommand] == ""
 	})
-	cobra.AddTemplateFunc("upstreamGlobalFlags", func(c *cobra.Command) *pflag.FlagSet {
-		fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
-		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
-			if f.Annotations[ownGlobalFlag] == nil {
-				fs.AddFlag(f)
-			}
-		})
-		if !fs.HasAvailableFlags() {
-			return nil
-		}
-		return fs
-	})
 }
 
-// usageTemplate is cobra's default usage template with two changes: the
-// usage line follows showUseLine, and Global Flags are upstreamGlobalFlags.
+// usageTemplate is cobra's default usage template with one change: the
+// usage line follows showUseLine.
 const usageTemplate = `Usage:{{if showUseLine .}}
   {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
   {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
@@ -193,10 +177,10 @@ Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCo
   {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
 
 Flags:
-{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{with upstreamGlobalFlags .}}
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
 
 Global Flags:
-{{.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
 
 Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
   {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
