@@ -287,6 +287,30 @@ func ReadRegular(root *os.Root, name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// IsRefusal reports whether err is one of this package's refusals of a
+// file: a link out of the directory, a file that is not regular, one over
+// the limit.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrEscapes) || errors.Is(err, ErrNotRegular)
+}
+
+// Refusal returns the reason of one of this package's refusals of a file
+// (a link out of the directory, a file that is not regular, one over the
+// limit) without the *fs.PathError that names the file, when file already
+// names it (file is the name, or ends with "/"+the name): the caller
+// prints the name itself, once. Anything else is returned as it is.
+func Refusal(err error, file string) error {
+	pe, ok := err.(*fs.PathError)
+	if !ok || !IsRefusal(pe.Err) {
+		return err
+	}
+	f, p := filepath.ToSlash(file), filepath.ToSlash(pe.Path)
+	if f == p || strings.HasSuffix(f, "/"+p) {
+		return pe.Err
+	}
+	return err
+}
+
 // Kind names a file mode's type for error messages ("a named pipe").
 func Kind(m fs.FileMode) string {
 	switch {

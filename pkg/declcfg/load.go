@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -53,13 +52,8 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // refusals of the very file the position names ("f.yaml: file size ... is
 // over the limit", not "f.yaml: read f.yaml: file size ...").
 func (e *LoadError) message() string {
-	var pe *fs.PathError
-	if errors.As(e.Err, &pe) && pe == e.Err && e.Pos.File != "" &&
-		(errors.Is(pe.Err, safefs.ErrTooLarge) || errors.Is(pe.Err, safefs.ErrEscapes) || errors.Is(pe.Err, safefs.ErrNotRegular)) {
-		f := filepath.ToSlash(e.Pos.File)
-		if p := filepath.ToSlash(pe.Path); f == p || strings.HasSuffix(f, "/"+p) {
-			return pe.Err.Error()
-		}
+	if e.Pos.File != "" {
+		return safefs.Refusal(e.Err, e.Pos.File).Error()
 	}
 	return e.Err.Error()
 }

@@ -8,9 +8,11 @@ import (
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/pkg/action"
 	ce "github.com/opmkit/opm/pkg/catalogedit"
 	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // PromoteOptions configure Promote.
@@ -164,9 +166,9 @@ type PruneOptions struct {
 func Prune(ctx context.Context, opts PruneOptions) (*Result, error) {
 	var before *semver.Version
 	if opts.Before != "" {
-		v, err := semver.Parse(opts.Before)
+		v, err := versionrange.ParseVersion(opts.Before)
 		if err != nil {
-			return nil, fmt.Errorf("invalid version %q: %w", opts.Before, err)
+			return nil, action.Usagef("invalid --before: %w", err)
 		}
 		before = &v
 	}

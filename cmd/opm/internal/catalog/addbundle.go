@@ -31,9 +31,6 @@ channel: the first --channel) and missing channels.` + editLong,
   opm catalog add-bundle -C template.yaml quay.io/me/op-bundle:v1.2.0 --channel stable`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
 			if err := checkEdges(opts.Edges); err != nil {
 				return err
 			}
@@ -46,12 +43,10 @@ channel: the first --channel) and missing channels.` + editLong,
 			if err != nil {
 				return err
 			}
-			opts.Common, opts.Ref, opts.Registry = f.common, args[0], reg
-			res, err := action.AddBundle(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Ref, opts.Registry = c, args[0], reg
+				return action.AddBundle(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)

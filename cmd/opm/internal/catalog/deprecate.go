@@ -27,9 +27,6 @@ entry).
   opm catalog deprecate bundle -C catalog etcd etcdoperator.v0.9.0 --remove`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
 			switch args[0] {
 			case ce.TargetPackage:
 				if len(args) != 2 {
@@ -48,12 +45,10 @@ entry).
 			if opts.Message != "" && opts.Remove {
 				return cmdutil.FlagErrorf("--message and --remove cannot be used together")
 			}
-			opts.Common, opts.Target, opts.Package, opts.Names = f.common, args[0], args[1], args[2:]
-			res, err := action.Deprecate(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Target, opts.Package, opts.Names = c, args[0], args[1], args[2:]
+				return action.Deprecate(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)

@@ -17,8 +17,10 @@ import (
 
 const editLong = `
 
-The catalog (--catalog, default: the current directory) is an FBC directory,
-a single FBC file or a basic template (olm.template.basic). Each change goes
+The catalog (-C/--catalog, default: the current directory) is an FBC
+directory, a single FBC file or a basic template (olm.template.basic); the
+arguments are names, so -C is the only way to give it. A bundle can be
+named by its version wherever its name is taken (a leading "v" is fine). Each change goes
 into the file that holds the blob it changes, in that file's format and
 style; every other byte stays as it is, and new blobs go where the
 package's blobs of that kind live. The result is validated before anything
@@ -34,15 +36,29 @@ type editFlags struct {
 }
 
 func addEditFlags(cmd *cobra.Command, f *editFlags) {
+	cmdutil.AddCatalogFlag(cmd, &f.common.Catalog, ".", "FBC directory, FBC file or basic template to edit")
 	fl := cmd.Flags()
-	fl.StringVarP(&f.common.Catalog, "catalog", "C", ".", "FBC directory, FBC file or basic template to edit")
 	fl.BoolVar(&f.common.DryRun, "dry-run", false, "print the unified diff instead of writing")
 	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem)")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format (text|json)")
 }
 
-func (f *editFlags) check() error {
-	return cmdutil.CheckOutput(f.output, "text", "json")
+// run checks the shared flags, finds the catalog (-C, or the current
+// directory), runs edit on it and prints the result.
+func (f *editFlags) run(ios *cmdutil.IOStreams, cmd *cobra.Command, edit func(action.Common) (*action.Result, error)) error {
+	if err := cmdutil.CheckOutput(f.output, "text", "json"); err != nil {
+		return err
+	}
+	cat, err := cmdutil.OneCatalog(cmd, "")
+	if err != nil {
+		return err
+	}
+	f.common.Catalog = cat.Refs[0]
+	res, err := edit(f.common)
+	if err != nil {
+		return cat.Explain(err)
+	}
+	return printResult(ios, f, res)
 }
 
 func edgeFlags(cmd *cobra.Command, e *ce.Edges) {

@@ -20,9 +20,10 @@ func newMergeCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Comman
 		force     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "merge CATALOG CATALOG... [--output-dir DIR]",
+		Use:   "merge [-C CATALOG] CATALOG... [--output-dir DIR]",
 		Short: "Combine several catalogs into one valid catalog",
-		Long: `Combine catalogs (directories, files or catalog images) into one. Each
+		Long: `Combine catalogs (directories, files or catalog images: the arguments, with
+-C CATALOG as the first one if given; at least two) into one. Each
 package comes whole from one input: a package that several inputs hold is an
 error naming all of them, unless --prefer first or --prefer last says which
 input wins. Blobs that belong to no package are kept from every input, once
@@ -33,9 +34,9 @@ The result is written to standard output as 'opm render' writes it (merging
 disjoint catalogs gives what rendering them together gives), or with
 --output-dir as one directory per package, atomically; a non-empty directory
 is replaced only with --force.`,
-		Example: `  opm catalog merge team-a/catalog team-b/catalog --output-dir combined/
-  opm catalog merge quay.io/acme/index:v1 ./hotfix --prefer last -o yaml`,
-		Args: cobra.MinimumNArgs(2),
+		Example: `  opm catalog merge team-a/catalog examples/catalog --output-dir combined/
+  opm catalog merge -C examples/catalog ./hotfix --prefer last -o yaml`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "json", "yaml"); err != nil {
 				return err
@@ -47,12 +48,16 @@ is replaced only with --force.`,
 			if force && outputDir == "" {
 				return cmdutil.FlagErrorf("--force only applies with --output-dir")
 			}
+			cat, err := cmdutil.Catalogs(cmd, args, 2)
+			if err != nil {
+				return err
+			}
 			reg, err := g.Registry(ios)
 			if err != nil {
 				return err
 			}
 			res, err := mergeaction.Run(cmd.Context(), mergeaction.Options{
-				Refs:      args,
+				Refs:      cat.Refs,
 				Prefer:    p,
 				OutputDir: outputDir,
 				Force:     force,
@@ -69,17 +74,18 @@ is replaced only with --force.`,
 			case errors.As(err, &ce):
 				return fmt.Errorf("%w\nuse --prefer first or --prefer last to choose which input wins", err)
 			case err != nil:
-				return err
+				return cat.Explain(err)
 			}
 			for _, n := range res.Notes {
 				fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
 			}
 			if outputDir != "" {
-				fmt.Fprintf(ios.ErrOut, "wrote %s from %s to %s\n", count(res.Packages, "package"), count(len(args), "catalog"), outputDir)
+				fmt.Fprintf(ios.ErrOut, "wrote %s from %s to %s\n", count(res.Packages, "package"), count(len(cat.Refs), "catalog"), outputDir)
 			}
 			return nil
 		},
 	}
+	cmdutil.AddCatalogFlag(cmd, nil, "", "the first catalog, before the arguments")
 	f := cmd.Flags()
 	f.StringVar(&prefer, "prefer", "", "which input wins a package several hold (first|last); default: an error")
 	f.StringVarP(&output, "output", "o", "json", "output format (json|yaml)")

@@ -25,19 +25,13 @@ has none of that name.` + editLong,
   opm catalog promote -C catalog etcd etcdoperator.v0.9.4 --to stable --dry-run`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
 			if err := checkEdges(opts.Edges); err != nil {
 				return err
 			}
-			opts.Common = f.common
-			opts.Package, opts.Bundle = args[0], args[1]
-			res, err := action.Promote(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Package, opts.Bundle = c, args[0], args[1]
+				return action.Promote(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)

@@ -17,16 +17,11 @@ channels.` + editLong,
 		Example: `  opm catalog set-default-channel -C catalog etcd stable`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
-			res, err := action.SetDefaultChannel(cmd.Context(), action.SetDefaultChannelOptions{
-				Common: f.common, Package: args[0], Channel: args[1],
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				return action.SetDefaultChannel(cmd.Context(), action.SetDefaultChannelOptions{
+					Common: c, Package: args[0], Channel: args[1],
+				})
 			})
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
 		},
 	}
 	addEditFlags(cmd, &f)
