@@ -61,18 +61,23 @@ func (e *UnknownError) Error() string {
 		b.WriteString("; " + e.Hint)
 	}
 	if len(e.Suggestions) > 0 {
-		b.WriteString("; did you mean ")
-		for i, s := range e.Suggestions {
-			switch {
-			case i == 0:
-			case i == len(e.Suggestions)-1:
-				b.WriteString(" or ")
-			default:
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%q", s)
+		b.WriteString("; did you mean " + Alternatives(e.Suggestions) + "?")
+	}
+	return b.String()
+}
+
+// Alternatives writes names quoted, as alternatives: "a", "b" or "c".
+func Alternatives(names []string) string {
+	var b strings.Builder
+	for i, s := range names {
+		switch {
+		case i == 0:
+		case i == len(names)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
 		}
-		b.WriteString("?")
+		fmt.Fprintf(&b, "%q", s)
 	}
 	return b.String()
 }
@@ -84,10 +89,10 @@ func Unknown(kind, name, scope string, known []string) *UnknownError {
 	return &UnknownError{Kind: kind, Name: name, Scope: scope, Suggestions: Closest(name, k), Known: k}
 }
 
-// Closest returns the known names nearest to name, best first, at most
-// three: those within a small edit distance (case and the separators -, _
-// and . aside), and those that name is a prefix or a suffix of. None when
-// nothing is near.
+// Closest returns the known names nearest to name, at most three, in name
+// order: those at the smallest edit distance found within a small bound
+// (case and the separators -, _ and . aside), else those that name is a
+// prefix or a suffix of. None when nothing is near.
 func Closest(name string, known []string) []string {
 	if name == "" {
 		return nil
@@ -116,10 +121,10 @@ func Closest(name string, known []string) []string {
 		cs = append(cs, cand{k, d})
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	if len(cs) > 0 && cs[0].d == 0 {
-		// The same name but for case or separators: nothing else.
+	if len(cs) > 0 {
+		// The nearest only: a name one edit away hides those two away.
 		k := 1
-		for k < len(cs) && cs[k].d == 0 {
+		for k < len(cs) && cs[k].d == cs[0].d {
 			k++
 		}
 		cs = cs[:k]

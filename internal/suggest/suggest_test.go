@@ -15,7 +15,7 @@ func TestClosest(t *testing.T) {
 		{"Cache_Operator", []string{"cache-operator"}},
 		{"stabel", []string{"stable"}},
 		{"cache", []string{"cache-operator", "cache-operator.v1.0.0", "cache-operator.v1.1.0"}},
-		{"cache-operator.v1.0.9", []string{"cache-operator.v1.0.0", "cache-operator.v1.1.0"}},
+		{"cache-operator.v1.0.9", []string{"cache-operator.v1.0.0"}},
 		{"zzz", nil},
 		{"", nil},
 		{"stable", nil}, // itself is not a suggestion

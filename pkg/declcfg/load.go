@@ -98,6 +98,9 @@ func LoadDir(ctx context.Context, dir string, opts ...LoadOption) (*DeclarativeC
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%q is not a directory", dir)
 	}
+	if err := NotOCILayout(dir); err != nil {
+		return nil, err
+	}
 	fsys, err := safefs.OpenDir(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,24 @@ func LoadDir(ctx context.Context, dir string, opts ...LoadOption) (*DeclarativeC
 	defer fsys.Close()
 	opts = append([]LoadOption{WithPathPrefix(filepath.ToSlash(filepath.Clean(dir)))}, opts...)
 	return LoadFS(ctx, fsys, opts...)
+}
+
+// ErrOCILayout is matched (errors.Is) by the error of a directory that is
+// an OCI image layout, given where a catalog directory was expected.
+var ErrOCILayout = errors.New("an OCI image layout, not a catalog directory")
+
+// NotOCILayout returns an error matching ErrOCILayout when dir is an OCI
+// image layout (an oci-layout file and an index.json at its root): read
+// as a catalog, its blobs would give a baffling parse error. The error
+// says to name it oci:DIR, which reads the image in it.
+func NotOCILayout(dir string) error {
+	for _, name := range []string{"oci-layout", "index.json"} {
+		st, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || !st.Mode().IsRegular() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is %w: to read the image it holds, write oci:%s", dir, ErrOCILayout, dir)
 }
 
 // LoadFS loads every non-ignored file of fsys, whatever its extension, as

@@ -468,7 +468,7 @@ func (h *history) isTail(e declcfg.ChannelEntry) bool {
 func (h *history) help(target string) string {
 	const fix = "fix the name, or drop the edge if the bundle was removed on purpose"
 	if s := suggest.Closest(target, h.names); len(s) > 0 {
-		return fmt.Sprintf("did you mean %s? %s", strings.Join(quoteAll(s), " or "), fix)
+		return fmt.Sprintf("did you mean %s? %s", suggest.Alternatives(s), fix)
 	}
 	return fix
 }

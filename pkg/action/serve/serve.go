@@ -27,6 +27,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/opmkit/opm/internal/buildinfo"
+	"github.com/opmkit/opm/internal/safefs"
+	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/serve"
@@ -199,6 +201,9 @@ func resolveCatalog(ctx context.Context, opts Options, log *slog.Logger) (dir, n
 		if !st.IsDir() {
 			return "", "", noop, fmt.Errorf("%s is not a directory", opts.Ref)
 		}
+		if err := declcfg.NotOCILayout(opts.Ref); err != nil {
+			return "", "", noop, err
+		}
 		return opts.Ref, filepath.ToSlash(filepath.Clean(opts.Ref)), noop, nil
 	}
 	if image.IsPath(opts.Ref) {
@@ -253,12 +258,13 @@ func cacheMeta(digest string, http bool) serve.CacheMeta {
 
 // index builds the index of dir, or loads it from the cache.
 func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger) (*serve.Index, *Result, error) {
-	root, err := os.OpenRoot(dir)
+	// Through safefs, as every catalog read: names resolved inside dir
+	// (unless --follow-external-symlinks), regular files only.
+	fsys, err := safefs.OpenDir(ctx, dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer root.Close()
-	fsys := root.FS()
+	defer fsys.Close()
 	bopts := serve.BuildOptions{Name: name, HTTP: opts.HTTPAddr != ""}
 
 	if opts.CacheDir == "" {

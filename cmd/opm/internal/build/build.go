@@ -48,7 +48,7 @@ func (f *flags) bind(fs *pflag.FlagSet, platforms string) {
 	fs.StringVar(&f.opts.Created, "created", "", "Creation time written in the image config: now, an RFC 3339 time or seconds since the epoch (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
 	fs.StringVar(&f.opts.DigestFile, "digest-file", "", "Also write the digest to this file (replaced atomically)")
 	fs.BoolVar(&f.opts.Overwrite, "overwrite", false, "Replace an existing oci-archive or docker-archive file")
-	fs.StringVarP(&f.output, "output", "o", "text", "Output format: text (the digest) or json")
+	fs.StringVarP(&f.output, "output", "o", "text", "Output format (text|json): the digest, or JSON")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of certificate authorities to trust for registries")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "Directory of the image layer cache (default: the user cache directory)")
 }
@@ -117,10 +117,10 @@ epoch), owners and modes are normalised, and the config records no build
 time unless --created says so. A base named by tag can change under you: name
 it by digest for the same digest everywhere.`,
 		Example: `  # Build on the default base and push; the digest is printed
-  opm build catalog ./catalog -t quay.io/example/catalog:v1
+  opm build catalog examples/catalog -t quay.io/example/catalog:v1
 
   # A binary-less image into an OCI layout, for two platforms
-  opm build catalog ./catalog --base-image scratch --platform linux/amd64,linux/arm64 -t oci:layout:v1`,
+  opm build catalog examples/catalog --base-image scratch --platform linux/amd64,linux/arm64 -t oci:layout:v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := f.resolve(ios, g, args[0]); err != nil {
@@ -159,7 +159,7 @@ engine: FROM scratch, the bundle's manifests/ and metadata/ directories at
 metadata/annotations.yaml. The bundle is rendered first, to prove it parses.
 
 The build is reproducible, as for 'opm build catalog'.`,
-		Example: `  opm build bundle ./bundle -t quay.io/example/operator-bundle:v1.2.3`,
+		Example: `  opm build bundle examples/bundles/foo-0.2.0 -t oci:foo-bundle:v0.2.0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := f.resolve(ios, g, args[0]); err != nil {

@@ -26,9 +26,9 @@ explicitly. A bundle directory has no image: --image names the one it will
 be pushed as. In a basic template the bundle becomes a stub naming its
 image (so REF must be an image). --create adds a missing package (default
 channel: the first --channel) and missing channels.` + editLong,
-		Example: `  opm catalog add-bundle -C catalog ./bundle --channel stable --image quay.io/me/op-bundle:v1.2.0
-  opm catalog add-bundle -C catalog quay.io/me/op-bundle:v1.2.0 --channel stable,fast --skip-range '>=1.0.0 <1.2.0'
-  opm catalog add-bundle -C template.yaml quay.io/me/op-bundle:v1.2.0 --channel stable`,
+		Example: `  opm catalog add-bundle -C examples/catalog examples/bundles/foo-0.1.0 --channel stable --create --image quay.io/example/foo-bundle:v0.1.0 --dry-run
+  opm catalog add-bundle -C examples/catalog quay.io/example/cache-operator-bundle:v1.3.0 --channel stable,fast --skip-range '>=1.0.0 <1.3.0'
+  opm catalog add-bundle -C template.yaml quay.io/example/cache-operator-bundle:v1.3.0 --channel stable`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkEdges(opts.Edges); err != nil {
@@ -57,5 +57,8 @@ channel: the first --channel) and missing channels.` + editLong,
 	fl.StringVar(&opts.Image, "image", "", "the bundle's image (for a bundle directory)")
 	edgeFlags(cmd, &opts.Edges)
 	_ = cmd.MarkFlagRequired("channel")
+	_ = cmd.RegisterFlagCompletionFunc("channel", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return editNames.Channels(cmd, args, toComplete, "")
+	})
 	return cmd
 }

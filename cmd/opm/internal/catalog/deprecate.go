@@ -22,10 +22,21 @@ entry).
   deprecate package PACKAGE                 the whole package
   deprecate channel PACKAGE CHANNEL...      channels of the package
   deprecate bundle PACKAGE BUNDLE...        bundles of the package` + editLong,
-		Example: `  opm catalog deprecate channel -C catalog etcd alpha --message 'alpha is no longer updated; use stable'
-  opm catalog deprecate bundle -C catalog etcd etcdoperator.v0.9.0 --message 'upgrade to 0.9.4'
-  opm catalog deprecate bundle -C catalog etcd etcdoperator.v0.9.0 --remove`,
+		Example: `  opm catalog deprecate channel -C examples/catalog cache-operator fast --message 'fast is no longer updated; use stable' --dry-run
+  opm catalog deprecate bundle -C examples/catalog cache-operator v1.0.0 --message 'upgrade to 1.2.0' --dry-run
+  opm catalog deprecate bundle -C examples/catalog cache-operator cache-operator.v1.1.0 --remove --dry-run`,
 		Args: cobra.MinimumNArgs(2),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) == 0 {
+				return []string{ce.TargetPackage, ce.TargetChannel, ce.TargetBundle}, cobra.ShellCompDirectiveNoFileComp
+			}
+			kinds := []string{"", "package"}
+			switch args[0] {
+			case ce.TargetChannel, ce.TargetBundle:
+				kinds = append(kinds, args[0], "...")
+			}
+			return completeArgs(kinds...)(cmd, args, toComplete)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch args[0] {
 			case ce.TargetPackage:

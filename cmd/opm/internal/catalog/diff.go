@@ -110,5 +110,12 @@ reasons, when a change of a listed kind is found:
 	f.BoolVar(&fragment, "fragment", false, "NEW holds only some packages: compare those, do not report the others as removed")
 	f.StringSliceVarP(&packages, "package", "p", nil, "compare only this package (repeatable)")
 	f.StringVar(&semantics, "semantics", string(graph.Classic), "upgrade semantics for lost paths (classic|v1)")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"removed", "heads", "paths"}, cobra.ShellCompDirectiveNoFileComp))
+	names := cmdutil.CompleteFrom(func(cmd *cobra.Command, args []string) []string {
+		return append(cmdutil.OneCatalogRefs(1)(cmd, args), args[:min(len(args), 1)]...)
+	})
+	_ = cmd.RegisterFlagCompletionFunc("package", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Packages(cmd, args, toComplete)
+	})
 	return cmd
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -61,11 +62,59 @@ func (f *editFlags) run(ios *cmdutil.IOStreams, cmd *cobra.Command, edit func(ac
 	return printResult(ios, f, res)
 }
 
+// editNames completes the names of the catalog an edit verb edits (-C, or
+// the current directory).
+var editNames = cmdutil.CompleteFrom(cmdutil.OneCatalogRefs(-1))
+
+// completeArgs completes an edit verb's arguments: each position's kind
+// of name, "package" the package (the names that follow are its), or a
+// trailing "..." repeating the last kind.
+func completeArgs(kinds ...string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		i := len(args)
+		if n := len(kinds); kinds[n-1] == "..." {
+			i = min(i, n-2)
+		} else if i >= n {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		pkg := ""
+		if p := slices.Index(kinds, "package"); p >= 0 && p < len(args) {
+			pkg = args[p]
+		}
+		switch kinds[i] {
+		case "package":
+			return editNames.Packages(cmd, args, toComplete)
+		case "channel":
+			return editNames.Channels(cmd, args, toComplete, pkg, args...)
+		case "bundle":
+			return editNames.Bundles(cmd, args, toComplete, pkg, args...)
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFlag completes an edit verb's flag with the channels or bundles
+// of the package its first argument names.
+func completeFlag(cmd *cobra.Command, flag, kind string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		pkg := ""
+		if len(args) > 0 {
+			pkg = args[0]
+		}
+		if kind == "channel" {
+			return editNames.Channels(cmd, args, toComplete, pkg)
+		}
+		return editNames.Bundles(cmd, args, toComplete, pkg)
+	})
+}
+
 func edgeFlags(cmd *cobra.Command, e *ce.Edges) {
 	fl := cmd.Flags()
 	fl.StringVar(&e.Replaces, "replaces", "", "the bundle the new entry replaces (default: the channel head)")
 	fl.StringSliceVar(&e.Skips, "skips", nil, "bundles the new entry skips (comma-separated or repeated)")
 	fl.StringVar(&e.SkipRange, "skip-range", "", "the new entry's skipRange, e.g. '>=1.0.0 <1.2.0'")
+	completeFlag(cmd, "replaces", "bundle")
+	completeFlag(cmd, "skips", "bundle")
 }
 
 func checkEdges(e ce.Edges) error {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -133,6 +134,23 @@ is replaced only with --force.`,
 	f.StringVarP(&output, "output", "o", "json", "output format (json|yaml)")
 	f.StringVarP(&outputDir, "output-dir", "d", "", "write the result to this directory, one folder per package")
 	f.BoolVar(&force, "force", false, "replace the contents of a non-empty --output-dir")
+	names := cmdutil.CompleteFrom(cmdutil.OneCatalogRefs(0))
+	_ = cmd.RegisterFlagCompletionFunc("package", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		// PACKAGE[:CHANNEL[,CHANNEL]]: channels after the colon.
+		pkg, chans, ok := strings.Cut(toComplete, ":")
+		if !ok {
+			return names.Packages(cmd, args, toComplete)
+		}
+		done, last := "", chans
+		if i := strings.LastIndexByte(chans, ','); i >= 0 {
+			done, last = chans[:i+1], chans[i+1:]
+		}
+		got, dir := names.Channels(cmd, args, last, pkg, strings.Split(done, ",")...)
+		for i, c := range got {
+			got[i] = pkg + ":" + done + c
+		}
+		return got, dir
+	})
 	return cmd
 }
 

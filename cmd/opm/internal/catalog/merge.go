@@ -14,6 +14,7 @@ import (
 
 func newMergeCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	var (
+		verbose   bool
 		prefer    string
 		output    string
 		outputDir string
@@ -26,7 +27,9 @@ func newMergeCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Comman
 -C CATALOG as the first one if given; at least two) into one. Each
 package comes whole from one input: a package that several inputs hold is an
 error naming all of them, unless --prefer first or --prefer last says which
-input wins. Blobs that belong to no package are kept from every input, once
+input wins; a note on standard error then says, per winning input, how
+many packages were taken from it and names a few (-v names each one). Blobs
+that belong to no package are kept from every input, once
 each. The result is validated with upstream's rules before anything is
 written.
 
@@ -76,7 +79,7 @@ is replaced only with --force.`,
 			case err != nil:
 				return cat.Explain(err)
 			}
-			for _, n := range res.Notes {
+			for _, n := range res.Notes(verbose) {
 				fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
 			}
 			if outputDir != "" {
@@ -88,6 +91,7 @@ is replaced only with --force.`,
 	cmdutil.AddCatalogFlag(cmd, nil, "", "the first catalog, before the arguments")
 	f := cmd.Flags()
 	f.StringVar(&prefer, "prefer", "", "which input wins a package several hold (first|last); default: an error")
+	f.BoolVarP(&verbose, "verbose", "v", false, "name every package --prefer chose an input for (default: one line per pair of inputs)")
 	f.StringVarP(&output, "output", "o", "json", "output format (json|yaml)")
 	f.StringVarP(&outputDir, "output-dir", "d", "", "write the result to this directory, one folder per package")
 	f.BoolVar(&force, "force", false, "replace the contents of a non-empty --output-dir")

@@ -16,9 +16,10 @@ func newPruneCmd(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Comman
 		Long: `Remove the old bundles of a package: with --keep-last N, every bundle that is
 not among the N newest of at least one of its channels; with --before
 VERSION, every bundle older than VERSION.` + restitchLong + editLong,
-		Example: `  opm catalog prune -C catalog etcd --keep-last 3
-  opm catalog prune -C catalog etcd --before 0.9.2 --dry-run`,
-		Args: cobra.ExactArgs(1),
+		Example: `  opm catalog prune -C examples/catalog queue-operator --keep-last 1 --dry-run
+  opm catalog prune -C examples/catalog cache-operator --before v1.1.0 --dry-run`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArgs("package"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("keep-last") && opts.KeepLast < 1 {
 				return cmdutil.FlagErrorf("--keep-last must be at least 1")

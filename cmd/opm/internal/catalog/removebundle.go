@@ -33,9 +33,10 @@ entries.` + restitchLong + `
 
 In a basic template, a bundle's stub is the one that carries its name, or
 else the one whose image renders to it (the images are pulled).` + editLong,
-		Example: `  opm catalog remove-bundle -C catalog etcd etcdoperator.v0.9.2
-  opm catalog remove-bundle -C catalog etcd etcdoperator.v0.9.2 --keep-edges --dry-run`,
-		Args: cobra.MinimumNArgs(2),
+		Example: `  opm catalog remove-bundle -C examples/catalog cache-operator cache-operator.v1.1.1 --dry-run
+  opm catalog remove-bundle -C examples/catalog cache-operator v1.1.1 --keep-edges --dry-run`,
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: completeArgs("package", "bundle", "..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := g.Registry(ios)
 			if err != nil {

@@ -48,7 +48,7 @@ func newSub(ios *cmdutil.IOStreams, typ template.Type, short, long string) *cobr
 		Short: short,
 		Long:  long,
 		Example: fmt.Sprintf(`  # Convert a catalog file, YAML out
-  opm alpha convert-template %s catalog/my-operator/catalog.yaml -o yaml > my-operator-template.yaml`, typ),
+  opm alpha convert-template %s examples/catalog/cache-operator/catalog.yaml -o yaml > cache-operator-template.yaml`, typ),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = "-"

@@ -50,12 +50,29 @@ has still matches replaces and skips by name and skipRange by version.`,
 	return cmd
 }
 
+// names completes package, channel and bundle names from the catalogs of
+// the command line.
+var names = cmdutil.CompleteFrom(cmdutil.ManyCatalogRefs)
+
 func addCommonFlags(cmd *cobra.Command, opts *graph.Options, output *string, def, outputs, packageUsage string) {
 	addCatalogFlag(cmd)
 	f := cmd.Flags()
 	f.StringSliceVarP(&opts.Packages, "package", "p", nil, packageUsage)
 	f.StringSliceVarP(&opts.Channels, "channel", "c", nil, "channel to query (repeatable)")
 	f.StringVarP(output, "output", "o", def, "output format ("+outputs+")")
+	_ = cmd.RegisterFlagCompletionFunc("package", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Packages(cmd, args, toComplete)
+	})
+	_ = cmd.RegisterFlagCompletionFunc("channel", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Channels(cmd, args, toComplete, cmdutil.FlagValue(cmd, "package"))
+	})
+}
+
+// completeBundles completes flag with the bundle names of --package.
+func completeBundles(cmd *cobra.Command, flag string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Bundles(cmd, args, toComplete, cmdutil.FlagValue(cmd, "package"))
+	})
 }
 
 // catalogsHelp is the catalog part of every graph command's help.
@@ -177,6 +194,7 @@ func addFromFlags(cmd *cobra.Command, from, bundle *string) {
 	f.StringVar(from, "from", "", "installed version or bundle name")
 	f.StringVar(bundle, "from-bundle", "", "installed bundle's name, when the catalog no longer has it")
 	cmd.MarkFlagsOneRequired("from", "from-bundle")
+	completeBundles(cmd, "from")
 }
 
 func newPathCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -234,6 +252,7 @@ reached, the reason is printed and the exit code is 1.
 	addFromFlags(cmd, &opts.From, &opts.FromBundle)
 	f := cmd.Flags()
 	f.StringVar(&opts.To, "to", "", "version (or bundle name) to reach")
+	completeBundles(cmd, "to")
 	f.StringVar(&opts.Version, "version", "", "OLM v1 version range every step must stay in")
 	f.StringVar(&opts.Semantics, "semantics", string(gr.Classic), "upgrade semantics (classic|v1)")
 	cmd.MarkFlagsMutuallyExclusive("to", "version")

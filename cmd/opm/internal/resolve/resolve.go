@@ -48,10 +48,10 @@ API; installed bundles no subscription names stay.
 Exit status: 0 resolvable, 1 not resolvable (including invalid dependency
 properties) or a catalog that cannot be loaded or lacks an installed bundle,
 2 usage. See docs/resolve.md.`,
-		Example: `  opm resolve --catalog community=./catalog --subscribe etcd
-  opm resolve --catalog ops=./ops:10 --catalog community=./community \
-      --installed community/etcdoperator.v0.9.2 --subscribe etcd:singlenamespace-alpha \
-      --subscribe prometheus -o json`,
+		Example: `  opm resolve --catalog example=examples/catalog --subscribe web-console
+  opm resolve --catalog ops=./ops:10 --catalog example=examples/catalog \
+      --installed example/cache-operator.v1.0.0 --subscribe cache-operator:fast \
+      --subscribe web-console -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cmdutil.CheckOutput(output, "text", "json"); err != nil {

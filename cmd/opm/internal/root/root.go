@@ -83,6 +83,7 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	cmd.SetUsageTemplate(usageTemplate)
 	wrapArgErrors(cmd)
 	checkFlagsFirst(cmd)
+	cmdutil.CompleteEnumFlags(cmd)
 	return cmd
 }
 

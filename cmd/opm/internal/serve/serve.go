@@ -64,14 +64,14 @@ between runs. A cache that does not match the catalog, or that another opm
 version wrote, is rebuilt with a warning, unless --cache-enforce-integrity
 is given.`,
 		Example: `  # Serve a catalog directory on port 50051
-  opm serve ./catalog
+  opm serve examples/catalog
 
   # Build the cache in a catalog image build, then serve from it
   opm serve /configs --cache-dir=/tmp/cache --cache-only
   opm serve /configs --cache-dir=/tmp/cache
 
   # Also serve catalogd's HTTP API
-  opm serve ./catalog --http-addr=127.0.0.1:8080`,
+  opm serve examples/catalog --http-addr=127.0.0.1:8080`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ref = args[0]
@@ -90,7 +90,7 @@ is given.`,
 	f.StringVar(&opts.HTTPAddr, "http-addr", "", "also serve catalogd's HTTP API on this address (empty: off)")
 	f.StringVar(&opts.CAFile, "ca-file", "", "PEM file of certificate authorities to trust for registries (image sources)")
 	f.StringVar(&opts.Platform, "platform", "", "platform (os/arch[/variant]) to pick from multi-arch images (default: this host's)")
-	f.StringVar(&opts.LogFormat, "log-format", "text", "log format: text (upstream's logrus lines, time=\"...\" level=info msg=\"...\" key=value) or json (one object a line)")
+	f.StringVar(&opts.LogFormat, "log-format", "text", "log format (text|json): upstream's logrus lines (time=\"...\" level=info msg=\"...\" key=value), or one JSON object a line")
 	return cmd
 }
 
