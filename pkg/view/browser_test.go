@@ -160,7 +160,7 @@ func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 // eval evaluates a JavaScript expression into a T.
 func eval[T any](b *browser, expr string) T {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("evaluating %s: %v", expr, err)
 	}

@@ -346,7 +346,7 @@ func bundleData(p *pkgIndex, name string) (*BundleData, bool) {
 		}
 		if row.Summary == "" {
 			if len(pr.Value) <= maxPropertyShown {
-				row.Value = indentJSON(pr.Value)
+				row.Value = showJSON(pr.Value)
 			} else {
 				row.Summary = fmt.Sprintf("%d bytes of JSON (shown in full by `opm render`)", len(pr.Value))
 			}
@@ -374,7 +374,9 @@ func objectSummary(raw json.RawMessage) string {
 	return fmt.Sprintf("%s %q (%d bytes)", o.Kind, o.Metadata.Name, len(v.Data))
 }
 
-func indentJSON(raw json.RawMessage) string {
+// showJSON is a property value for people: on one line when short,
+// indented otherwise.
+func showJSON(raw json.RawMessage) string {
 	var b strings.Builder
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -382,7 +384,9 @@ func indentJSON(raw json.RawMessage) string {
 	}
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
+	if len(raw) > 100 {
+		enc.SetIndent("", "  ")
+	}
 	if err := enc.Encode(v); err != nil {
 		return string(raw)
 	}

@@ -44,16 +44,34 @@
   }
 
   // ---- the graph ----
-  var NODE_H = 42, CHAR_W = 7.1, PAD = 22, MAX_W = 300;
+  var NODE_H = 42, PAD = 24, MAX_W = 340;
+  var measure = document.createElement("canvas").getContext("2d");
 
-  function nodeWidth(n) {
-    var len = Math.max(n.name.length, (n.version || "").length + 4);
-    return Math.min(MAX_W, Math.max(96, Math.round(len * CHAR_W + PAD)));
+  function textWidth(s, font) {
+    measure.font = font;
+    return measure.measureText(s).width;
+  }
+  var NAME_FONT = "600 12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+  var VER_FONT = "11px ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace";
+
+  function verLabel(n) {
+    return (n.version || "no version") + (n.head ? "  · head" : "") + (n.blocks ? "  · blocks" : "");
   }
 
+  function nodeWidth(n) {
+    var w = Math.max(textWidth(n.name, NAME_FONT), textWidth(verLabel(n), VER_FONT));
+    return Math.min(MAX_W, Math.max(96, Math.ceil(w + PAD)));
+  }
+
+  // truncate cuts s to fit w pixels, with an ellipsis.
   function truncate(s, w) {
-    var max = Math.floor((w - PAD) / CHAR_W);
-    return s.length <= max ? s : s.slice(0, Math.max(1, max - 1)) + "…";
+    if (textWidth(s, NAME_FONT) <= w - PAD) return s;
+    var lo = 1, hi = s.length;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (textWidth(s.slice(0, mid) + "…", NAME_FONT) <= w - PAD) lo = mid; else hi = mid - 1;
+    }
+    return s.slice(0, lo) + "…";
   }
 
   function fetchJSON(url) {
@@ -174,7 +192,7 @@
       var t1 = el("text", { x: w / 2, y: 17, "class": "name" }, grp);
       t1.textContent = truncate(n.name, w);
       var t2 = el("text", { x: w / 2, y: 33, "class": "ver" }, grp);
-      t2.textContent = (n.version || "no version") + (n.head ? "  · head" : "") + (n.blocks ? "  · blocks" : "");
+      t2.textContent = verLabel(n);
       var tip = el("title", {}, grp);
       var why = [];
       if (n.head) why.push("head of the channel");
