@@ -63,11 +63,20 @@ func (s *Server) parseTemplates() error {
 		},
 		"safeURL": safeURL,
 		"seq":     func(n int) []int { return make([]int, n) },
-		"join":    strings.Join,
-		"plural":  plural,
-		"add":     func(a, b int) int { return a + b },
-		"deref":   func(p *int) int { return *p },
-		"md":      Markdown,
+		"first": func(n int, list any) any {
+			switch l := list.(type) {
+			case []BundleRow:
+				return l[:min(n, len(l))]
+			case []PackageRow:
+				return l[:min(n, len(l))]
+			}
+			return list
+		},
+		"join":   strings.Join,
+		"plural": plural,
+		"add":    func(a, b int) int { return a + b },
+		"deref":  func(p *int) int { return *p },
+		"md":     Markdown,
 		"has": func(list []string, s string) bool {
 			for _, v := range list {
 				if v == s {

@@ -30,7 +30,7 @@ const paintJS = `new Promise(resolve => {
 type paint struct {
 	FCP    float64 `json:"fcp"`
 	Server float64 `json:"server"`
-	Graph *struct {
+	Graph  *struct {
 		FetchMs, LayoutMs, DrawMs float64
 	} `json:"graph"`
 }

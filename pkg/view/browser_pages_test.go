@@ -111,14 +111,13 @@ func TestBrowserExampleCatalog(t *testing.T) {
 
 	// Click through: package, channel, bundle.
 	b.open("/")
-	b.run("click the package", chromedp.Click(`a[href="/packages/cache-operator"]`, chromedp.NodeVisible), chromedp.WaitVisible(`.pkg-head`))
+	b.clickNav("click the package", chromedp.Click(`a[href="/packages/cache-operator"]`, chromedp.NodeVisible))
 	loc := b.location()
 	if !strings.HasSuffix(loc, "/packages/cache-operator") {
 		t.Fatalf("clicking the package went to %s", loc)
 	}
 	b.screenshot("package")
-	b.run("click the channel", chromedp.Click(`a[href="/packages/cache-operator/channels/fast"]`, chromedp.NodeVisible))
-	b.waitGraph()
+	b.clickNav("click the channel", chromedp.Click(`a[href="/packages/cache-operator/channels/fast"]`, chromedp.NodeVisible))
 	b.screenshot("channel")
 	d := checkGraph(t, b, refs, "cache-operator", "fast")
 	// v1.1.0 is skipped by v1.1.1: OLM classic never upgrades to it.
@@ -142,7 +141,7 @@ func TestBrowserExampleCatalog(t *testing.T) {
 	if !strings.Contains(svgClass, "sem-v1") {
 		t.Errorf("after choosing OLM v1 the graph has class %q", svgClass)
 	}
-	b.run("click a bundle", chromedp.Click(`#graph g.node[data-name="cache-operator.v1.2.0"]`), chromedp.WaitVisible(`.pkg-head`))
+	b.clickNav("click a bundle", chromedp.Click(`#graph g.node[data-name="cache-operator.v1.2.0"]`))
 	loc = b.location()
 	if !strings.HasSuffix(loc, "/packages/cache-operator/bundles/cache-operator.v1.2.0") {
 		t.Fatalf("clicking the node went to %s", loc)
@@ -159,9 +158,8 @@ func TestBrowserExampleCatalog(t *testing.T) {
 
 	// A path query through the form: the same answer as opm graph path.
 	b.open("/packages/cache-operator/channels/stable")
-	b.run("path form", chromedp.SendKeys(`.pathform input[name=from]`, "1.0.0"), chromedp.Submit(`.pathform input[name=from]`))
-	b.run("wait for the path", chromedp.WaitVisible(`.pathres`))
-	b.waitGraph()
+	b.run("path form", chromedp.SendKeys(`.pathform input[name=from]`, "1.0.0"))
+	b.clickNav("submit the path form", chromedp.Click(`.pathform button[type=submit]`))
 	b.screenshot("path")
 	loc = b.location()
 	u, _ := url.Parse(loc)

@@ -185,6 +185,26 @@ func (b *browser) open(path string) {
 	b.waitGraph()
 }
 
+// clickNav clicks a link (or submits a form, with submit) and waits for
+// the next page to be loaded and drawn.
+func (b *browser) clickNav(what string, action chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	before := b.location()
+	b.run(what, action)
+	deadline := time.Now().Add(30 * time.Second)
+	for b.location() == before {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s: still on %s", what, before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.run(what, chromedp.WaitReady("footer"))
+	for eval[string](b, `document.readyState`) != "complete" {
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.waitGraph()
+}
+
 // waitGraph waits until a page with a graph has drawn it.
 func (b *browser) waitGraph() {
 	b.t.Helper()
