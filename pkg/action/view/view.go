@@ -6,8 +6,7 @@ package view
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
+		"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -71,9 +70,10 @@ func Load(ctx context.Context, opts Options) (*Loaded, error) {
 	out := &Loaded{}
 	var sums []*compose.Summary
 	for _, ref := range opts.Refs {
+		// Errors name the file (and line) already.
 		cfg, err := compose.Load(ctx, ref, lo)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
+			return nil, err
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -81,12 +81,12 @@ func Load(ctx context.Context, opts Options) (*Loaded, error) {
 		var g *graph.Graph
 		if len(opts.Refs) == 1 {
 			if g, err = graph.New(cfg); err != nil {
-				return nil, fmt.Errorf("%s: %w", ref, err)
+				return nil, err
 			}
 		} else {
 			s, err := compose.Summarize(cfg, ref)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", ref, err)
+				return nil, err
 			}
 			sums, g = append(sums, s), s.Graph
 		}
