@@ -45,7 +45,7 @@ func writeHostile(t *testing.T) string {
 		{"name": "evil.v0.9.0"}, {"name": htmlBundle, "replaces": "evil.v0.9.0", "skips": []string{"<i>gone</i>"}}}})
 	csv := map[string]any{"displayName": "<script>alert('dn')</script>Evil", "description": scriptDesc,
 		"provider": map[string]any{"name": "<b>ACME</b>"}, "keywords": []string{"<img src=x onerror=alert('kw')>"},
-		"links": []map[string]any{{"name": "bad", "url": "javascript:alert('csvlink')"}, {"name": "good", "url": "https://example.com"}},
+		"links":       []map[string]any{{"name": "bad", "url": "javascript:alert('csvlink')"}, {"name": "good", "url": "https://example.com"}},
 		"annotations": map[string]any{"description": "<script>alert('summary')</script>"}}
 	put(bundle("evil", "evil.v0.9.0", "0.9.0"))
 	put(bundle("evil", htmlBundle, "1.0.0", prop("olm.csv.metadata", csv), prop("<svg onload=alert('ptype')>", map[string]any{"x": "</pre><script>alert('pval')</script>"})))

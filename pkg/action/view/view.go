@@ -6,7 +6,7 @@ package view
 import (
 	"context"
 	"errors"
-		"io"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
