@@ -25,7 +25,8 @@ type Options struct {
 	// catalog images, or "-" for standard input (one at most).
 	Refs []string
 	// Fragment and Semantics configure the diff of two catalogs as
-	// `opm catalog diff --fragment --semantics` do.
+	// `opm catalog diff --fragment --semantics` do (Semantics "" is
+	// classic).
 	Fragment  bool
 	Semantics string
 	// Port to listen on, on 127.0.0.1 (0: any free port).
@@ -56,15 +57,15 @@ func Load(ctx context.Context, opts Options) (*Loaded, error) {
 	if len(opts.Refs) == 2 && opts.Refs[0] == "-" && opts.Refs[1] == "-" {
 		return nil, action.Usagef("only one of OLD and NEW can be read from standard input")
 	}
+	if len(opts.Refs) == 1 && (opts.Fragment || opts.Semantics != "") {
+		return nil, action.Usagef("--fragment and --semantics configure the diff of two catalogs")
+	}
 	if opts.Semantics == "" {
 		opts.Semantics = string(graph.Classic)
 	}
 	sem, err := graph.ParseSemantics(opts.Semantics)
 	if err != nil {
 		return nil, action.Usagef("invalid --semantics: %v", err)
-	}
-	if len(opts.Refs) == 1 && opts.Fragment {
-		return nil, action.Usagef("--fragment configures the diff of two catalogs")
 	}
 	lo := compose.LoadOptions{Stdin: opts.Stdin, Registry: opts.Registry}
 	out := &Loaded{}

@@ -61,6 +61,6 @@ standard input. Stop it with Ctrl-C.`,
 	f := cmd.Flags()
 	f.IntVar(&opts.Port, "port", 0, "port on 127.0.0.1 to serve on (0: any free port)")
 	f.BoolVar(&opts.Fragment, "fragment", false, "with two catalogs: NEW holds only some packages; compare only those (as 'opm catalog diff --fragment')")
-	f.StringVar(&opts.Semantics, "semantics", "classic", "with two catalogs: semantics of lost upgrade paths, classic or v1")
+	f.StringVar(&opts.Semantics, "semantics", "", "with two catalogs: semantics of lost upgrade paths, classic (default) or v1")
 	return cmd
 }
