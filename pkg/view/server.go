@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/opmkit/opm/pkg/action"
 	graphaction "github.com/opmkit/opm/pkg/action/graph"
@@ -41,9 +40,6 @@ type Server struct {
 	hosts map[string]bool
 	mux   *http.ServeMux
 	pages map[string]*template.Template
-
-	rowsMu sync.Mutex
-	rows   map[*pkgIndex]*PackageRow
 }
 
 // New builds a server over loaded catalogs.
@@ -56,7 +52,7 @@ func New(opts Options) (*Server, error) {
 	default:
 		return nil, errors.New("view: one catalog, or two with their diff")
 	}
-	s := &Server{cats: opts.Catalogs, diff: opts.Diff, mux: http.NewServeMux(), rows: map[*pkgIndex]*PackageRow{}}
+	s := &Server{cats: opts.Catalogs, diff: opts.Diff, mux: http.NewServeMux()}
 	if len(opts.Hosts) > 0 {
 		s.hosts = map[string]bool{}
 		for _, h := range opts.Hosts {

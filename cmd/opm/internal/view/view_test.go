@@ -1,13 +1,13 @@
 package view_test
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,47 +16,35 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/root"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestViewServesUntilSignalled: `opm view` prints its URL on 127.0.0.1,
 // serves the pages there, and SIGTERM (as Ctrl-C) ends it within a second
 // with exit status 0.
 func TestViewServesUntilSignalled(t *testing.T) {
-	var stdout, stderr syncBuffer
+	out, w := io.Pipe()
+	var stderr bytes.Buffer // read once the command has returned
 	code := make(chan int, 1)
 	go func() {
-		code <- root.Run([]string{"view", "../../../../examples/catalog"}, &cmdutil.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})
+		c := root.Run([]string{"view", "../../../../examples/catalog"}, &cmdutil.IOStreams{In: strings.NewReader(""), Out: w, ErrOut: &stderr})
+		w.Close()
+		code <- c
 	}()
-	re := regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+/)`)
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		re := regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+/)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
 	var url string
-	for deadline := time.Now().Add(30 * time.Second); url == ""; time.Sleep(10 * time.Millisecond) {
-		if m := re.FindStringSubmatch(stdout.String()); m != nil {
-			url = m[1]
-		}
-		select {
-		case c := <-code:
-			t.Fatalf("opm view exited %d: %s", c, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no URL printed: %q %q", stdout.String(), stderr.String())
-		}
+	select {
+	case url = <-urls:
+	case c := <-code:
+		t.Fatalf("opm view exited %d: %s", c, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("no URL printed")
 	}
 	resp, err := http.Get(url + "packages/cache-operator/channels/fast")
 	if err != nil {
