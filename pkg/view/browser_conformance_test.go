@@ -108,6 +108,37 @@ func TestBrowserConformanceCatalogs(t *testing.T) {
 				b.screenshot("conformance-channel")
 			}
 
+			// The channel with the most edges in the catalog (skipRanges
+			// that cover many entries).
+			var densest struct {
+				pkg string
+				ch  view.ChannelRow
+			}
+			for _, row := range cat.Packages {
+				var pd view.PackageData
+				getJSON(t, base+"/api/packages/"+url.PathEscape(row.Name), &pd)
+				for _, ch := range pd.ChannelRows {
+					if ch.Edges > densest.ch.Edges {
+						densest.pkg, densest.ch = row.Name, ch
+					}
+				}
+			}
+			if densest.pkg != "" {
+				u := "/packages/" + url.PathEscape(densest.pkg) + "/channels/" + url.PathEscape(densest.ch.Name)
+				st := serverTime(t, base+"/api"+u)
+				b.open(u)
+				p := eval[paint](b, paintJS)
+				checkGraph(t, b, []string{dir}, densest.pkg, densest.ch.Name)
+				if p.Graph != nil {
+					t.Logf("densest channel %s/%s (%d entries, %d edges): JSON %s; page: server %.0f ms, first contentful paint %.0f ms, graph data %.0f ms + layout %.0f ms + drawing %.0f ms",
+						densest.pkg, densest.ch.Name, densest.ch.Entries, densest.ch.Edges, st.Round(time.Millisecond), p.Server, p.FCP, p.Graph.FetchMs, p.Graph.LayoutMs, p.Graph.DrawMs)
+				}
+				b.check()
+				if name == "certified-operators-v4.22" {
+					b.screenshot("conformance-densest")
+				}
+			}
+
 			// The head of the default channel, and a path to it from the
 			// oldest bundle of that channel.
 			var def view.ChannelRow

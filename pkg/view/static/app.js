@@ -155,6 +155,7 @@
     var edgeLayer = el("g", { "class": "edges" }, svg);
     var nodeLayer = el("g", { "class": "nodes" }, svg);
 
+    var byNode = {}, extra = 0;
     data.edges.forEach(function (e, i) {
       var a = g.node(e.from), b = g.node(e.to);
       if (!a || !b) return;
@@ -169,10 +170,13 @@
         var bow = Math.min(160, 30 + Math.abs(y1 - y2) * 0.25) * (((i % 2) * 2) - 1);
         d = "M" + x1 + "," + y1 + " C" + (x1 + bow) + "," + (y1 - 40) + " " + (x2 + bow) + "," + (y2 + 40) + " " + x2 + "," + y2;
       }
-      var cls = "edge " + e.kind + (e.classic ? "" : " no-classic") + (e.v1 ? "" : " no-v1") + (e.diff ? " diff-" + e.diff : "");
+      var cls = "edge " + e.kind + (e.classic ? "" : " no-classic") + (e.v1 ? "" : " no-v1") + (e.diff ? " diff-" + e.diff : "") + (e.layout ? "" : " extra");
       var onp = pathEdges[e.from + "\u0000" + e.to];
       if (onp) cls += " on-path";
       var p = el("path", { d: d, "class": cls, "data-from": e.from, "data-to": e.to, "data-kind": e.kind, "marker-end": "url(#arrow-" + (onp ? "path" : e.kind) + ")" }, edgeLayer);
+      (byNode[e.from] = byNode[e.from] || []).push(p);
+      (byNode[e.to] = byNode[e.to] || []).push(p);
+      if (!e.layout) extra++;
       var t = el("title", {}, p);
       t.textContent = e.from + " → " + e.to + " (" + e.kind + (e.range ? " " + e.range : "") + ")" +
         (e.classic ? "" : "; OLM classic never follows it: its target is off the replaces chain") +
@@ -206,8 +210,14 @@
       if (n.lost) why.push("lost its upgrade path: " + n.lost);
       tip.textContent = n.name + (n.version ? " (" + n.version + ")" : "") + (why.length ? "\n" + why.join("\n") : "");
     });
+    // Hovering a node brings out its edges.
+    Array.prototype.forEach.call(nodeLayer.querySelectorAll("g.node"), function (n) {
+      var edges = byNode[n.getAttribute("data-name")] || [];
+      n.addEventListener("mouseenter", function () { svg.classList.add("focus"); edges.forEach(function (p) { p.classList.add("hl"); }); });
+      n.addEventListener("mouseleave", function () { svg.classList.remove("focus"); edges.forEach(function (p) { p.classList.remove("hl"); }); });
+    });
     box.appendChild(svg);
-    initToolbar(box, svg, data, W, H);
+    initToolbar(box, svg, data, W, H, extra);
     var focus = box.querySelector(".node.start") || box.querySelector(".node.head");
     if (focus && focus.scrollIntoView && box.scrollHeight > box.clientHeight) {
       var r = focus.getBoundingClientRect(), br = box.getBoundingClientRect();
@@ -226,8 +236,19 @@
     return d;
   }
 
-  function initToolbar(box, svg, data, W, H) {
+  function initToolbar(box, svg, data, W, H, extra) {
     var card = box.closest(".graph-card") || document;
+    // Many skipRange edges (an entry covering every older one) hide the
+    // graph: beyond twice the nodes, only the one of each entry that ranks
+    // the layout is shown until asked.
+    var all = card.querySelector("[data-extra]");
+    if (all && extra > 0) {
+      all.parentNode.hidden = false;
+      all.parentNode.appendChild(document.createTextNode(" (" + extra + ")"));
+      all.checked = extra <= 2 * data.nodes.length;
+      svg.classList.toggle("hide-extra", !all.checked);
+      all.addEventListener("change", function () { svg.classList.toggle("hide-extra", !all.checked); });
+    }
     var scale = 1;
     function zoom(s) {
       scale = Math.max(0.1, Math.min(3, s));
