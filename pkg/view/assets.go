@@ -104,6 +104,9 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
+// maxFormVersions bounds the versions the path form suggests.
+const maxFormVersions = 500
+
 // formData fills the path form.
 type formData struct {
 	Action   string
@@ -125,8 +128,9 @@ func (s *Server) pathForm(c *Catalog, pkg, channel string, q ...PathQuery) formD
 	}
 	if p := c.pkg(pkg); p != nil {
 		f.Channels, f.Default = p.graph.ChannelNames(), p.defaultChannel()
+		// The newest versions are offered; any can be typed.
 		for _, n := range sortedNodes(p.graph) {
-			if n.HasVersion && n.HasBundle {
+			if n.HasVersion && n.HasBundle && len(f.Versions) < maxFormVersions {
 				f.Versions = append(f.Versions, n.VersionString())
 			}
 		}

@@ -22,7 +22,9 @@ const (
 
 // writeHostile writes a catalog with script in descriptions, HTML in
 // names, a huge icon, a scripted SVG icon and a 10,000-bundle channel.
-func writeHostile(t *testing.T) string {
+func writeHostile(t *testing.T) string { return writeHostileB(t) }
+
+func writeHostileB(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	var b bytes.Buffer

@@ -25,7 +25,7 @@ func get(t *testing.T, h http.Handler, host, path string) *http.Response {
 	return rec.Result()
 }
 
-func newServer(t *testing.T, hosts []string, refs ...string) *view.Server {
+func newServer(t testing.TB, hosts []string, refs ...string) *view.Server {
 	t.Helper()
 	loaded, err := viewaction.Load(context.Background(), viewaction.Options{Refs: refs})
 	if err != nil {
