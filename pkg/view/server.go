@@ -469,8 +469,14 @@ func (s *Server) pathPage(c *Catalog, r *http.Request) (*page, error) {
 	}
 	// The graph drawn beside the steps: the path's channels.
 	gq := url.Values{"semantics": {pq.Semantics}}
-	for _, ch := range res.Paths[0].Channels {
-		gq.Add("channel", ch)
+	seen := map[string]bool{}
+	for _, p := range res.Paths {
+		for _, ch := range p.Channels {
+			if !seen[ch] {
+				seen[ch] = true
+				gq.Add("channel", ch)
+			}
+		}
 	}
 	if pq.ClusterVersion != "" {
 		gq.Set("cluster-version", pq.ClusterVersion)
