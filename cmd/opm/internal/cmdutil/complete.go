@@ -149,34 +149,42 @@ func (c Completion) catalog(cmd *cobra.Command, args []string) *declcfg.Declarat
 
 // Packages completes package names (except those already in except).
 func (c Completion) Packages(cmd *cobra.Command, args []string, toComplete string, except ...string) ([]string, cobra.ShellCompDirective) {
-	var all []string
-	for _, p := range c.catalog(cmd, args).Packages {
-		all = append(all, p.Name)
-	}
-	return names(all, toComplete, except), cobra.ShellCompDirectiveNoFileComp
+	return c.complete(cmd, args, toComplete, except, func(cfg *declcfg.DeclarativeConfig, add func(pkg, name string)) {
+		for _, p := range cfg.Packages {
+			add("", p.Name)
+		}
+	}, "")
 }
 
 // Channels completes the channel names of pkg (every package's when pkg
 // is "").
 func (c Completion) Channels(cmd *cobra.Command, args []string, toComplete, pkg string, except ...string) ([]string, cobra.ShellCompDirective) {
-	var all []string
-	for _, ch := range c.catalog(cmd, args).Channels {
-		if pkg == "" || ch.Package == pkg {
-			all = append(all, ch.Name)
+	return c.complete(cmd, args, toComplete, except, func(cfg *declcfg.DeclarativeConfig, add func(pkg, name string)) {
+		for _, ch := range cfg.Channels {
+			add(ch.Package, ch.Name)
 		}
-	}
-	return names(all, toComplete, except), cobra.ShellCompDirectiveNoFileComp
+	}, pkg)
 }
 
 // Bundles completes the bundle names of pkg (every package's when pkg is
 // "").
 func (c Completion) Bundles(cmd *cobra.Command, args []string, toComplete, pkg string, except ...string) ([]string, cobra.ShellCompDirective) {
-	var all []string
-	for _, b := range c.catalog(cmd, args).Bundles {
-		if pkg == "" || b.Package == pkg {
-			all = append(all, b.Name)
+	return c.complete(cmd, args, toComplete, except, func(cfg *declcfg.DeclarativeConfig, add func(pkg, name string)) {
+		for _, b := range cfg.Bundles {
+			add(b.Package, b.Name)
 		}
-	}
+	}, pkg)
+}
+
+// complete lists the names each gives (of package pkg, when it is not
+// "") that start with toComplete and are not in except.
+func (c Completion) complete(cmd *cobra.Command, args []string, toComplete string, except []string, each func(*declcfg.DeclarativeConfig, func(pkg, name string)), pkg string) ([]string, cobra.ShellCompDirective) {
+	var all []string
+	each(c.catalog(cmd, args), func(p, name string) {
+		if pkg == "" || p == pkg {
+			all = append(all, name)
+		}
+	})
 	return names(all, toComplete, except), cobra.ShellCompDirectiveNoFileComp
 }
 

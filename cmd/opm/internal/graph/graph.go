@@ -75,10 +75,6 @@ func completeBundles(cmd *cobra.Command, flag string) {
 	})
 }
 
-// catalogsHelp is the catalog part of every graph command's help.
-const catalogsHelp = `The catalogs (FBC directories or catalog images, rendered together) are the
-arguments, or -C CATALOG, or else the current directory.`
-
 // addCatalogFlag adds -C: one more catalog, before the arguments.
 func addCatalogFlag(cmd *cobra.Command) {
 	cmdutil.AddCatalogFlag(cmd, nil, ".", "catalog to read, before the arguments")
