@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/opmkit/opm/pkg/action"
+	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/declcfg"
 	gr "github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/render"
@@ -114,22 +115,28 @@ func selectConfig(cfg *declcfg.DeclarativeConfig, sel *gr.Graph) *declcfg.Declar
 // version or bundle name; bundle: its name, for bundles the catalog lacks)
 // in the one package a successors or path query is about.
 func loadFrom(ctx context.Context, opts Options, from, bundle string) (*gr.PackageGraph, gr.Installed, error) {
+	p, _, in, err := loadFromConfig(ctx, opts, from, bundle)
+	return p, in, err
+}
+
+// loadFromConfig is loadFrom that also returns the catalog.
+func loadFromConfig(ctx context.Context, opts Options, from, bundle string) (*gr.PackageGraph, *declcfg.DeclarativeConfig, gr.Installed, error) {
 	if from == "" && bundle == "" {
-		return nil, gr.Installed{}, action.Usagef("give the installed bundle with --from VERSION, --from-bundle NAME, or both")
+		return nil, nil, gr.Installed{}, action.Usagef("give the installed bundle with --from VERSION, --from-bundle NAME, or both")
 	}
-	_, g, err := load(ctx, opts)
+	cfg, g, err := load(ctx, opts)
 	if err != nil {
-		return nil, gr.Installed{}, err
+		return nil, nil, gr.Installed{}, err
 	}
 	p, err := onePackage(g, opts.Packages)
 	if err != nil {
-		return nil, gr.Installed{}, err
+		return nil, nil, gr.Installed{}, err
 	}
 	in, err := p.ResolveInstalled(from, bundle)
 	if err != nil {
-		return nil, gr.Installed{}, err
+		return nil, nil, gr.Installed{}, err
 	}
-	return p, in, nil
+	return p, cfg, in, nil
 }
 
 // onePackage returns the package a successors or path query is about: the
@@ -360,6 +367,9 @@ type PathOptions struct {
 // PathResult holds one path per channel (classic) or one path (v1).
 type PathResult struct {
 	Paths []*gr.Path
+	// CRD holds the CRD check of each step (by path, then step; nil when
+	// either bundle carries no olm.bundle.object properties).
+	CRD [][]*crd.BundleReport
 }
 
 // Path walks the upgrades from opts.From. A path that does not reach its
@@ -384,7 +394,7 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 		}
 		po.Range = r
 	}
-	p, in, err := loadFrom(ctx, opts.Options, opts.From, opts.FromBundle)
+	p, cfg, in, err := loadFromConfig(ctx, opts.Options, opts.From, opts.FromBundle)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +413,46 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PathResult{Paths: paths}, nil
+	checks, err := checkSteps(ctx, cfg, p.Name, paths)
+	if err != nil {
+		return nil, err
+	}
+	return &PathResult{Paths: paths, CRD: checks}, nil
+}
+
+// checkSteps checks the CRDs of every step whose two bundles carry
+// olm.bundle.object properties (pkg/crd).
+func checkSteps(ctx context.Context, cfg *declcfg.DeclarativeConfig, pkg string, paths []*gr.Path) ([][]*crd.BundleReport, error) {
+	k := &crd.Checker{Bundles: map[string]*crd.Bundle{}}
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		if b.Package != pkg {
+			continue
+		}
+		if cb, ok, err := crd.FromDeclcfg(b); err == nil && ok {
+			k.Bundles[b.Name] = cb
+		}
+	}
+	out := make([][]*crd.BundleReport, len(paths))
+	for i, p := range paths {
+		out[i] = make([]*crd.BundleReport, len(p.Steps))
+		for j, s := range p.Steps {
+			r, err := k.Check(ctx, s.From.Name, s.To.Name)
+			if err != nil {
+				return nil, err
+			}
+			out[i][j] = r
+		}
+	}
+	return out, nil
+}
+
+// stepCRD returns the CRD check of step j of path i, or nil.
+func (r *PathResult) stepCRD(i, j int) *crd.BundleReport {
+	if i < len(r.CRD) && j < len(r.CRD[i]) {
+		return r.CRD[i][j]
+	}
+	return nil
 }
 
 // Reached reports whether every path reached its target.
@@ -425,6 +474,16 @@ type StepJSON struct {
 	// Note explains an OLM v1 step between versions equal but for their
 	// release.
 	Note string `json:"note,omitempty"`
+	// CRD is the check of the step's CRDs, when both bundles carry them.
+	CRD *StepCRDJSON `json:"crd,omitempty"`
+}
+
+// StepCRDJSON is the CRD check of a step: whether it is safe, who
+// refuses it, and its unsafe changes.
+type StepCRDJSON struct {
+	Safe      bool         `json:"safe"`
+	RefusedBy []string     `json:"refusedBy"`
+	Changes   []crd.Change `json:"changes"`
 }
 
 // PathJSON is one path in the -o json form.
@@ -450,12 +509,50 @@ func (r *PathResult) JSON() PathsJSON {
 	for _, p := range r.Paths {
 		pj := PathJSON{Package: p.Package, Semantics: p.Semantics, Channels: p.Channels, From: installedJSON(p.From),
 			To: nodeJSON(p.End()), Reached: p.Reached, Reason: p.Reason, Steps: []StepJSON{}}
-		for _, s := range p.Steps {
-			pj.Steps = append(pj.Steps, StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges), Note: s.Note})
+		for j, s := range p.Steps {
+			sj := StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges), Note: s.Note}
+			if c := r.stepCRD(len(out.Paths), j); c != nil {
+				u := c.Unsafe()
+				sj.CRD = &StepCRDJSON{Safe: len(u) == 0, RefusedBy: c.Refused().List(), Changes: u}
+				if sj.CRD.Changes == nil {
+					sj.CRD.Changes = []crd.Change{}
+				}
+			}
+			pj.Steps = append(pj.Steps, sj)
 		}
 		out.Paths = append(out.Paths, pj)
 	}
 	return out
+}
+
+// maxStepChanges bounds the CRD changes printed under one step.
+const maxStepChanges = 5
+
+// writeStepCRD marks an unsafe step, with its changes.
+func writeStepCRD(w io.Writer, r *crd.BundleReport) {
+	if r == nil {
+		return
+	}
+	u := r.Unsafe()
+	if len(u) == 0 {
+		return
+	}
+	who := "neither OLM refuses it"
+	if ref := r.Refused(); ref != 0 {
+		who = "refused by " + ref.String()
+	}
+	fmt.Fprintf(w, "     UNSAFE CRD upgrade (%s):\n", who)
+	for k, c := range u {
+		if k == maxStepChanges {
+			fmt.Fprintf(w, "       ... and %d more (opm crd diff shows them all)\n", len(u)-maxStepChanges)
+			break
+		}
+		v := ""
+		if c.Version != "" {
+			v = " " + c.Version
+		}
+		fmt.Fprintf(w, "       %s%s: %s [%s]\n", c.CRD, v, c.Message, c.Rule)
+	}
 }
 
 // WriteText writes the paths, one step a line, for people.
@@ -481,6 +578,7 @@ func (r *PathResult) WriteText(w io.Writer) error {
 				fmt.Fprintf(w, "; %s", s.Note)
 			}
 			fmt.Fprintln(w, ")")
+			writeStepCRD(w, r.stepCRD(i, j))
 		}
 		if len(p.Steps) == 0 {
 			fmt.Fprintln(w, "  no upgrade")
