@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/bundle"
@@ -29,10 +30,14 @@ type Bundle struct {
 	Name string
 	// CRDs are the bundle's CRDs, sorted by name.
 	CRDs []*CRD
-	// Examples are the CSV's alm-examples, in order.
-	Examples []Example
 	// HasCSV is set when the bundle had a ClusterServiceVersion.
 	HasCSV bool
+
+	// examples is the CSV's alm-examples annotation, parsed by Examples.
+	examples    string
+	once        sync.Once
+	exampleList []Example
+	exampleErr  error
 }
 
 // Example is one object of a CSV's alm-examples.
@@ -72,44 +77,52 @@ type Object struct {
 }
 
 // NewBundle gathers the CRDs and the CSV's examples among a bundle's
-// objects; other objects are ignored. A CRD that does not parse, two CRDs
-// of one name and alm-examples that do not parse are errors naming the
-// bundle.
-func NewBundle(name string, objs []Object) (*Bundle, error) {
+// objects; other objects are ignored. A CRD that does not parse and two
+// CRDs of one name are errors naming the bundle. cache (may be nil)
+// shares the CRDs of identical manifests between bundles; it is not used
+// for objects with a Source.
+func NewBundle(name string, objs []Object, cache *Cache) (*Bundle, error) {
 	b := &Bundle{Name: name}
 	for _, o := range objs {
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(o.JSON, &head); err != nil {
-			continue // not an object: the bundle's own checks report it
-		}
+		kind := stringMember(o.JSON, "kind")
 		switch {
-		case IsCRD(head.APIVersion, head.Kind):
-			c, err := Parse(o.JSON)
+		case IsCRD(stringMember(o.JSON, "apiVersion"), kind):
+			var c *CRD
+			var err error
+			if o.Source == nil {
+				c, err = cache.parse(o.JSON)
+			} else {
+				c, err = Parse(o.JSON)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("bundle %s: %s%w", name, where(o.Source), err)
 			}
-			c.Source = o.Source
+			if o.Source != nil {
+				c.Source = o.Source
+			}
 			if b.CRD(c.Name) != nil {
 				return nil, fmt.Errorf("bundle %s: %sCRD %s shipped twice", name, where(o.Source), c.Name)
 			}
 			b.CRDs = append(b.CRDs, c)
 			sort.Slice(b.CRDs, func(i, j int) bool { return b.CRDs[i].Name < b.CRDs[j].Name })
-		case head.Kind == "ClusterServiceVersion" && !b.HasCSV:
+		case kind == "ClusterServiceVersion" && !b.HasCSV:
 			b.HasCSV = true
-			ex, err := parseExamples(head.Metadata.Annotations["alm-examples"])
-			if err != nil {
-				return nil, fmt.Errorf("bundle %s: %salm-examples: %w", name, where(o.Source), err)
-			}
-			b.Examples = ex
+			b.examples = stringMember(member(member(o.JSON, "metadata"), "annotations"), "alm-examples")
 		}
 	}
 	return b, nil
+}
+
+// Examples returns the CSV's alm-examples (objects only), read on first
+// use. alm-examples that do not parse are an error naming the bundle.
+func (b *Bundle) Examples() ([]Example, error) {
+	b.once.Do(func() {
+		b.exampleList, b.exampleErr = parseExamples(b.examples)
+		if b.exampleErr != nil {
+			b.exampleErr = fmt.Errorf("bundle %s: alm-examples: %w", b.Name, b.exampleErr)
+		}
+	})
+	return b.exampleList, b.exampleErr
 }
 
 func where(s *Source) string {
@@ -145,22 +158,22 @@ func parseExamples(text string) ([]Example, error) {
 // FromDeclcfg gathers the CRDs and examples of a catalog's bundle from its
 // olm.bundle.object properties. ok is false when the bundle has none (a
 // bundle carrying olm.csv.metadata only, whose CRDs are in its image).
-func FromDeclcfg(b *declcfg.Bundle) (bundle *Bundle, ok bool, err error) {
+func FromDeclcfg(b *declcfg.Bundle, cache *Cache) (bundle *Bundle, ok bool, err error) {
 	var objs []Object
-	for _, p := range b.Properties {
+	for i, p := range b.Properties {
 		if p.Type != property.TypeBundleObject {
 			continue
 		}
-		var v property.BundleObject
-		if err := json.Unmarshal(p.Value, &v); err != nil {
-			return nil, false, fmt.Errorf("bundle %s: olm.bundle.object: %w", b.Name, err)
+		data, ok := bundleObjectData(p.Value)
+		if !ok {
+			return nil, false, fmt.Errorf("bundle %s: properties[%d]: olm.bundle.object: not {\"data\": \"<base64>\"}", b.Name, i)
 		}
-		objs = append(objs, Object{JSON: bytes.TrimSpace(v.Data)})
+		objs = append(objs, Object{JSON: bytes.TrimSpace(data)})
 	}
 	if len(objs) == 0 {
 		return nil, false, nil
 	}
-	out, err := NewBundle(b.Name, objs)
+	out, err := NewBundle(b.Name, objs, cache)
 	if err != nil {
 		return nil, false, err
 	}
@@ -239,8 +252,12 @@ func CompareBundles(ctx context.Context, old, new *Bundle) (*BundleReport, error
 // checkExamples validates the old bundle's examples against the new
 // bundle's CRDs.
 func checkExamples(ctx context.Context, old, new *Bundle) ([]Change, error) {
+	examples, err := old.Examples()
+	if err != nil {
+		return nil, err
+	}
 	var out []Change
-	for _, e := range old.Examples {
+	for _, e := range examples {
 		oc, ov := crdOf(old, e.Object)
 		nc, nv := crdOf(new, e.Object)
 		if ov == nil || nv == nil || !ov.Served || !nv.Served || oc.Same(nc) {
@@ -320,7 +337,7 @@ func FromBundleDir(ctx context.Context, dir string) (*Bundle, error) {
 	if name == "" {
 		name = dir
 	}
-	return NewBundle(name, objs)
+	return NewBundle(name, objs, nil)
 }
 
 // EdgeReport is the check of one upgrade edge of a channel.
@@ -378,4 +395,10 @@ func (k *Checker) CheckPackage(ctx context.Context, p *graph.PackageGraph) ([]Ed
 		}
 	}
 	return out, nil
+}
+
+// WithName returns the bundle under another name (the CRDs and examples
+// are shared).
+func (b *Bundle) WithName(name string) *Bundle {
+	return &Bundle{Name: name, CRDs: b.CRDs, HasCSV: b.HasCSV, examples: b.examples}
 }

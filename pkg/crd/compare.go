@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -424,21 +425,26 @@ func typeName(s *Schema) string {
 }
 
 // keywords compares the keywords of two nodes that are not subschemas.
+// handledKeywords are the keywords the rules judge; others are unhandled.
+var handledKeywords = map[string]bool{"description": true, "type": true, "required": true, "enum": true, "default": true,
+	"pattern": true, "nullable": true, "maximum": true, "minimum": true, "maxLength": true, "minLength": true,
+	"maxItems": true, "minItems": true, "maxProperties": true, "minProperties": true}
+
 func (c *comparer) keywords(o, n *Schema, st *step) {
-	handled := map[string]bool{}
+	if maps.Equal(o.kw, n.kw) {
+		return
+	}
+	handled := handledKeywords
 	f := st.field()
 	// description: safe
-	handled["description"] = true
 	if o.kw["description"] != n.kw["description"] {
 		c.add(RuleDescriptionChanged, st, "description", false, "", "", "%s: description changed", f)
 	}
 	// type
-	handled["type"] = true
 	if o.kw["type"] != n.kw["type"] {
 		c.add(RuleTypeChanged, st, "type", false, typeName(o), typeName(n), "%s: type changed from %s to %s", f, typeName(o), typeName(n))
 	}
 	// required
-	handled["required"] = true
 	var added, dropped []string
 	for _, r := range n.required {
 		if !slices.Contains(o.required, r) && !slices.Contains(added, r) {
@@ -461,7 +467,6 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 			"%s: %s no longer required", f, strings.Join(dropped, ", "))
 	}
 	// enum
-	handled["enum"] = true
 	if o.kw["enum"] != n.kw["enum"] {
 		var gone, more []string
 		for _, v := range o.enum {
@@ -491,7 +496,6 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 		}
 	}
 	// default
-	handled["default"] = true
 	od, nd := o.kw["default"], n.kw["default"]
 	switch {
 	case od == "" && nd != "":
@@ -503,7 +507,6 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 	}
 	// bounds
 	for i, name := range numNames {
-		handled[name] = true
 		ov, nv := o.num[i], n.num[i]
 		isMax := i%2 == 0
 		switch {
@@ -523,7 +526,6 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 		}
 	}
 	// pattern
-	handled["pattern"] = true
 	if op, np := o.kw["pattern"], n.kw["pattern"]; op != np {
 		switch {
 		case op == "":
@@ -535,7 +537,6 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 		}
 	}
 	// nullable
-	handled["nullable"] = true
 	if o.nullable != n.nullable {
 		c.add(RuleNullableChanged, st, "nullable", false, strconv.FormatBool(o.nullable), strconv.FormatBool(n.nullable),
 			"%s: nullable changed from %t to %t", f, o.nullable, n.nullable)

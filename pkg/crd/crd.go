@@ -226,7 +226,7 @@ func FromObject(obj map[string]any) (*CRD, error) {
 		if raw == nil && shared != nil {
 			raw, v.SchemaPath = shared, "spec.validation.openAPIV3Schema"
 		}
-		s, err := b.build(raw, "spec.versions["+v.Name+"].schema.openAPIV3Schema", 0)
+		s, err := b.build(raw, &buildPath{step: "spec.versions[" + v.Name + "].schema.openAPIV3Schema"}, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +238,7 @@ func FromObject(obj map[string]any) (*CRD, error) {
 		if name == "" {
 			return nil, fmt.Errorf("CRD %s: neither spec.version nor spec.versions", c.Name)
 		}
-		s, err := b.build(shared, "spec.versions["+name+"].schema.openAPIV3Schema", 0)
+		s, err := b.build(shared, &buildPath{step: "spec.versions[" + name + "].schema.openAPIV3Schema"}, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -113,7 +113,20 @@ type schemaBuilder struct {
 // compared between CRDs, never stored.
 var hashSeed = maphash.MakeSeed()
 
-func (b *schemaBuilder) build(v any, path string, depth int) (*Schema, error) {
+// buildPath is the path of a node being built, rendered only for errors.
+type buildPath struct {
+	parent *buildPath
+	step   string
+}
+
+func (p *buildPath) String() string {
+	if p.parent == nil {
+		return p.step
+	}
+	return p.parent.String() + "." + p.step
+}
+
+func (b *schemaBuilder) build(v any, path *buildPath, depth int) (*Schema, error) {
 	if depth > MaxDepth {
 		return nil, fmt.Errorf("CRD %s: %s: schema nested deeper than %d levels", b.crd, path, MaxDepth)
 	}
@@ -131,7 +144,7 @@ func (b *schemaBuilder) build(v any, path string, depth int) (*Schema, error) {
 	}
 	s := &Schema{kw: map[string]string{}}
 	sub := func(key string, v any) (*Schema, error) {
-		return b.build(v, path+"."+key, depth+1)
+		return b.build(v, &buildPath{path, key}, depth+1)
 	}
 	subMap := func(key string, v any) (map[string]*Schema, error) {
 		mm, ok := v.(map[string]any)
@@ -146,7 +159,7 @@ func (b *schemaBuilder) build(v any, path string, depth int) (*Schema, error) {
 		}
 		out := make(map[string]*Schema, len(mm))
 		for k, x := range mm {
-			c, err := b.build(x, path+"."+key+"."+quoteKey(k), depth+1)
+			c, err := b.build(x, &buildPath{&buildPath{path, key}, quoteKey(k)}, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -164,7 +177,7 @@ func (b *schemaBuilder) build(v any, path string, depth int) (*Schema, error) {
 		}
 		out := make([]*Schema, 0, len(l))
 		for i, x := range l {
-			c, err := b.build(x, path+"."+key+"["+strconv.Itoa(i)+"]", depth+1)
+			c, err := b.build(x, &buildPath{path, key + "[" + strconv.Itoa(i) + "]"}, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -234,7 +247,7 @@ func (b *schemaBuilder) build(v any, path string, depth int) (*Schema, error) {
 				if s.Dependencies == nil {
 					s.Dependencies = map[string]*Schema{}
 				}
-				if s.Dependencies[dk], err = b.build(dv, path+".dependencies."+quoteKey(dk), depth+1); err != nil {
+				if s.Dependencies[dk], err = b.build(dv, &buildPath{path, "dependencies." + quoteKey(dk)}, depth+1); err != nil {
 					break
 				}
 			}
@@ -445,6 +458,16 @@ func writeUint64(h *maphash.Hash, v uint64) {
 // canonical is the canonical JSON of a decoded value: keys sorted,
 // compact, numbers as written.
 func canonical(x any) string {
+	switch v := x.(type) {
+	case bool:
+		return strconv.FormatBool(v)
+	case json.Number:
+		return string(v)
+	case string:
+		if plainString(v) {
+			return `"` + v + `"`
+		}
+	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -491,4 +514,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// plainString reports whether s is written in JSON as it is, quoted.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/property"
 )
 
 // CRD upgrade checks (--check-crd-upgrades).
@@ -49,9 +50,10 @@ func init() {
 func (g *group) crdUpgradeChecks(ctx context.Context, opts *CRDUpgradeOptions) ([]Finding, error) {
 	bundles := map[string]*crd.Bundle{}
 	var missing []*declcfg.Bundle
+	cache := &crd.Cache{}
 	for i := range g.cfg.Bundles {
 		b := &g.cfg.Bundles[i]
-		cb, ok, err := crd.FromDeclcfg(b)
+		cb, ok, err := crd.FromDeclcfg(b, cache)
 		if err != nil {
 			// an unreadable CRD in a bundle: reported as such
 			return []Finding{g.crdFinding(declcfg.KindBundle, i, "", b.Package, "", b.Name, CodeCRDUnreadable, err.Error())}, nil
@@ -74,7 +76,7 @@ func (g *group) crdUpgradeChecks(ctx context.Context, opts *CRDUpgradeOptions) (
 	if len(bundles) < 2 {
 		return nil, nil
 	}
-	gr, err := graph.New(g.cfg)
+	gr, err := graph.New(versionsOnly(g.cfg))
 	if err != nil {
 		return nil, nil // bundles without versions: other rules report them
 	}
@@ -153,4 +155,19 @@ func crdHelp(c crd.Change) string {
 		return "keep the change compatible (new optional fields, new versions), or ship it in a new version; opm crd diff OLD NEW shows every change"
 	}
 	return "opm crd diff OLD NEW shows every change of the upgrade"
+}
+
+// versionsOnly is cfg with each bundle's properties cut down to its
+// olm.package: all pkg/graph needs to build the upgrade graph, without
+// decoding every manifest of olm.bundle.object again.
+func versionsOnly(cfg *declcfg.DeclarativeConfig) *declcfg.DeclarativeConfig {
+	out := *cfg
+	out.Bundles = make([]declcfg.Bundle, len(cfg.Bundles))
+	for i, b := range cfg.Bundles {
+		b.Properties = slices.DeleteFunc(slices.Clone(b.Properties), func(p property.Property) bool {
+			return p.Type == property.TypeBundleObject || p.Type == property.TypeCSVMetadata
+		})
+		out.Bundles[i] = b
+	}
+	return &out
 }

@@ -105,13 +105,14 @@ func (k *crdCheck) newUnsafeEdges(ctx context.Context, before, after *declcfg.De
 		}
 	}
 	bundles := map[string]*crd.Bundle{}
+	cache := &crd.Cache{}
 	for _, cfg := range []*declcfg.DeclarativeConfig{before, after} {
 		for i := range cfg.Bundles {
 			b := &cfg.Bundles[i]
 			if !touched[b.Package] || bundles[b.Package+"\x00"+b.Name] != nil {
 				continue
 			}
-			if cb, ok, err := crd.FromDeclcfg(b); err == nil && ok {
+			if cb, ok, err := crd.FromDeclcfg(b, cache); err == nil && ok {
 				bundles[b.Package+"\x00"+b.Name] = cb
 			}
 		}

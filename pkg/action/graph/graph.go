@@ -424,12 +424,13 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 // olm.bundle.object properties (pkg/crd).
 func checkSteps(ctx context.Context, cfg *declcfg.DeclarativeConfig, pkg string, paths []*gr.Path) ([][]*crd.BundleReport, error) {
 	k := &crd.Checker{Bundles: map[string]*crd.Bundle{}}
+	cache := &crd.Cache{}
 	for i := range cfg.Bundles {
 		b := &cfg.Bundles[i]
 		if b.Package != pkg {
 			continue
 		}
-		if cb, ok, err := crd.FromDeclcfg(b); err == nil && ok {
+		if cb, ok, err := crd.FromDeclcfg(b, cache); err == nil && ok {
 			k.Bundles[b.Name] = cb
 		}
 	}

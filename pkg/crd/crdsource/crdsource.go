@@ -76,7 +76,7 @@ func loadFile(path string) (*crd.Bundle, error) {
 	for i, d := range docs {
 		objs[i] = crd.Object{JSON: d.JSON, Source: d.Source}
 	}
-	b, err := crd.NewBundle(path, objs)
+	b, err := crd.NewBundle(path, objs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func fromRendered(ref string, cfg *declcfg.DeclarativeConfig) (*crd.Bundle, erro
 	if len(cfg.Bundles) != 1 {
 		return nil, fmt.Errorf("%s: expected one bundle, got %d", ref, len(cfg.Bundles))
 	}
-	b, ok, err := crd.FromDeclcfg(&cfg.Bundles[0])
+	b, ok, err := crd.FromDeclcfg(&cfg.Bundles[0], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +157,7 @@ func (p *Puller) Bundles(ctx context.Context, pkg string, bundles []*declcfg.Bun
 			return nil, fmt.Errorf("package %s: bundle %s: %w", pkg, names[r.Ref][0], err)
 		}
 		for _, n := range names[r.Ref] {
-			nb := *b
-			nb.Name = n
-			out[n] = &nb
+			out[n] = b.WithName(n)
 		}
 	}
 	p.Pulled += len(refs)
