@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/declcfg"
@@ -26,6 +27,12 @@ import (
 // is pkg/crd's field-removed.
 const CRDCodePrefix = "crd-"
 
+// CRDCode is the rule code of a pkg/crd rule: crd-field-removed for
+// field-removed, crd-removed for crd-removed.
+func CRDCode(rule string) string {
+	return CRDCodePrefix + strings.TrimPrefix(rule, CRDCodePrefix)
+}
+
 // CRDUpgradeOptions turn on the CRD upgrade checks.
 type CRDUpgradeOptions struct {
 	// Pull, when set, returns the CRDs of bundles without olm.bundle.object
@@ -42,7 +49,7 @@ func init() {
 	Rules = append(Rules, Rule{Code: CodeCRDUnreadable, Summary: "CRD upgrade (--check-crd-upgrades): a bundle's CRD cannot be read, so its upgrades are not checked."})
 	for _, name := range crd.UnsafeRules() {
 		r, _ := crd.Rule(name)
-		Rules = append(Rules, Rule{Code: CRDCodePrefix + name, Summary: "CRD upgrade (--check-crd-upgrades): " + r.Summary})
+		Rules = append(Rules, Rule{Code: CRDCode(name), Summary: "CRD upgrade (--check-crd-upgrades): " + r.Summary})
 	}
 }
 
@@ -102,7 +109,7 @@ func (g *group) crdUpgradeChecks(ctx context.Context, opts *CRDUpgradeOptions) (
 				if c.Refused != 0 {
 					msg += "; " + c.Refused.String() + " " + refuseVerb(c.Refused) + " it"
 				}
-				f := g.crdFinding(declcfg.KindChannel, ci, path, p.Name, r.Channel, r.Edge.To, CRDCodePrefix+c.Rule, msg)
+				f := g.crdFinding(declcfg.KindChannel, ci, path, p.Name, r.Channel, r.Edge.To, CRDCode(c.Rule), msg)
 				f.Help = crdHelp(c)
 				// distinct changes of one edge are distinct baseline records
 				f.key += "#" + c.CRD + "/" + c.Version + "/" + c.Path + "/" + c.Example
