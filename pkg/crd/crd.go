@@ -170,6 +170,9 @@ func FromObject(obj map[string]any) (*CRD, error) {
 	}
 	c.Group, _ = spec["group"].(string)
 	c.Scope, _ = spec["scope"].(string)
+	if c.Scope == "" && c.V1beta1 {
+		c.Scope = ScopeNamespaced // the v1beta1 default
+	}
 	if names, ok := spec["names"].(map[string]any); ok {
 		c.Kind, _ = names["kind"].(string)
 		c.Plural, _ = names["plural"].(string)
