@@ -115,28 +115,33 @@ func selectConfig(cfg *declcfg.DeclarativeConfig, sel *gr.Graph) *declcfg.Declar
 // version or bundle name; bundle: its name, for bundles the catalog lacks)
 // in the one package a successors or path query is about.
 func loadFrom(ctx context.Context, opts Options, from, bundle string) (*gr.PackageGraph, gr.Installed, error) {
-	p, _, in, err := loadFromConfig(ctx, opts, from, bundle)
-	return p, in, err
+	if from == "" && bundle == "" {
+		return nil, gr.Installed{}, errNoFrom
+	}
+	_, g, err := load(ctx, opts)
+	if err != nil {
+		return nil, gr.Installed{}, err
+	}
+	return resolveFrom(g, opts.Packages, from, bundle)
 }
 
-// loadFromConfig is loadFrom that also returns the catalog.
-func loadFromConfig(ctx context.Context, opts Options, from, bundle string) (*gr.PackageGraph, *declcfg.DeclarativeConfig, gr.Installed, error) {
+var errNoFrom = action.Usagef("give the installed bundle with --from VERSION, --from-bundle NAME, or both")
+
+// resolveFrom resolves the installed bundle in the one package of g a
+// query is about.
+func resolveFrom(g *gr.Graph, packages []string, from, bundle string) (*gr.PackageGraph, gr.Installed, error) {
 	if from == "" && bundle == "" {
-		return nil, nil, gr.Installed{}, action.Usagef("give the installed bundle with --from VERSION, --from-bundle NAME, or both")
+		return nil, gr.Installed{}, errNoFrom
 	}
-	cfg, g, err := load(ctx, opts)
+	p, err := onePackage(g, packages)
 	if err != nil {
-		return nil, nil, gr.Installed{}, err
-	}
-	p, err := onePackage(g, opts.Packages)
-	if err != nil {
-		return nil, nil, gr.Installed{}, err
+		return nil, gr.Installed{}, err
 	}
 	in, err := p.ResolveInstalled(from, bundle)
 	if err != nil {
-		return nil, nil, gr.Installed{}, err
+		return nil, gr.Installed{}, err
 	}
-	return p, cfg, in, nil
+	return p, in, nil
 }
 
 // onePackage returns the package a successors or path query is about: the
@@ -368,7 +373,8 @@ type PathOptions struct {
 type PathResult struct {
 	Paths []*gr.Path
 	// CRD holds the CRD check of each step (by path, then step; nil when
-	// either bundle carries no olm.bundle.object properties).
+	// either bundle carries no olm.bundle.object properties). PathIn
+	// leaves it empty.
 	CRD [][]*crd.BundleReport
 }
 
@@ -376,25 +382,65 @@ type PathResult struct {
 // target is a result (see [PathResult.Reached]), not an error. A bad
 // semantics, range or combination is an *action.UsageError.
 func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
+	po, err := pathOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.From == "" && opts.FromBundle == "" {
+		return nil, errNoFrom
+	}
+	cfg, g, err := load(ctx, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	res, err := pathIn(g, opts, po)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Paths) > 0 {
+		if res.CRD, err = checkSteps(ctx, cfg, res.Paths[0].Package, res.Paths); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// PathIn is [Path] on a graph already built (by a caller that keeps the
+// catalog loaded, such as `opm view`): the same checks, the same answers.
+// opts.Refs and opts.Registry are not used.
+func PathIn(g *gr.Graph, opts PathOptions) (*PathResult, error) {
+	po, err := pathOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return pathIn(g, opts, po)
+}
+
+// pathOptions checks the semantics, the range and their combination.
+func pathOptions(opts PathOptions) (gr.PathOptions, error) {
 	if opts.Semantics == "" {
 		opts.Semantics = string(gr.Classic)
 	}
 	sem, err := gr.ParseSemantics(opts.Semantics)
 	if err != nil {
-		return nil, action.Usagef("invalid --semantics: %v", err)
+		return gr.PathOptions{}, action.Usagef("invalid --semantics: %v", err)
 	}
 	if opts.To != "" && opts.Version != "" {
-		return nil, action.Usagef("--to and --version cannot be used together")
+		return gr.PathOptions{}, action.Usagef("--to and --version cannot be used together")
 	}
 	po := gr.PathOptions{Semantics: sem, Channels: opts.Channels}
 	if opts.Version != "" {
 		r, err := versionrange.Parse(opts.Version)
 		if err != nil {
-			return nil, action.Usagef("invalid --version: %v", err)
+			return gr.PathOptions{}, action.Usagef("invalid --version: %v", err)
 		}
 		po.Range = r
 	}
-	p, cfg, in, err := loadFromConfig(ctx, opts.Options, opts.From, opts.FromBundle)
+	return po, nil
+}
+
+func pathIn(g *gr.Graph, opts PathOptions, po gr.PathOptions) (*PathResult, error) {
+	p, in, err := resolveFrom(g, opts.Packages, opts.From, opts.FromBundle)
 	if err != nil {
 		return nil, err
 	}
@@ -413,11 +459,7 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	checks, err := checkSteps(ctx, cfg, p.Name, paths)
-	if err != nil {
-		return nil, err
-	}
-	return &PathResult{Paths: paths, CRD: checks}, nil
+	return &PathResult{Paths: paths}, nil
 }
 
 // checkSteps checks the CRDs of every step whose two bundles carry
