@@ -30,11 +30,7 @@ func loadPair(t *testing.T, files map[string][]byte, dir string) (old, new *crd.
 		if err != nil {
 			t.Fatal(err)
 		}
-		var objs []crd.Object
-		for _, d := range docs {
-			objs = append(objs, crd.Object{JSON: d.JSON, Source: d.Source})
-		}
-		b, err := crd.NewBundle(name, objs, nil)
+		b, err := crd.NewBundle(name, docs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

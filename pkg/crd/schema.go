@@ -104,7 +104,6 @@ var scalarKeywords = map[string]byte{
 
 // schemaBuilder builds the nodes of one CRD, counting them.
 type schemaBuilder struct {
-	seed  maphash.Seed
 	nodes int
 	crd   string
 }

@@ -47,26 +47,18 @@ func (s *Source) Locate(path string) (line, col int, ok bool) {
 	return s.Line + n.Line - 1, docpath.ByteColumn(s.Doc, n.Line, n.Column), true
 }
 
-// Document is one YAML or JSON document of a file, as JSON.
-type Document struct {
-	// JSON is the document converted to JSON (nil for an empty document).
-	JSON []byte
-	// Source is the document's text and place.
-	Source *Source
-}
-
 // SplitDocuments splits a YAML stream (or one JSON value) into its
-// documents, each converted to JSON. file names the text in errors and
-// positions.
-func SplitDocuments(file string, data []byte) ([]Document, error) {
+// documents, each converted to JSON, with its Source. file names the text
+// in errors and positions. Empty and null documents are left out.
+func SplitDocuments(file string, data []byte) ([]Object, error) {
 	if yamlorjson.IsJSON(data, yamlorjson.CatalogSniffLen) {
 		js, err := yaml.YAMLToJSON(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		return []Document{{JSON: js, Source: &Source{File: file, Doc: data, Line: 1}}}, nil
+		return []Object{{JSON: js, Source: &Source{File: file, Doc: data, Line: 1}}}, nil
 	}
-	var out []Document
+	var out []Object
 	var sp yamlorjson.Splitter
 	rest, offset := data, 0
 	for len(rest) > 0 {
@@ -85,7 +77,7 @@ func SplitDocuments(file string, data []byte) ([]Document, error) {
 				return nil, fmt.Errorf("%s:%d: %w", file, lineOf(data, start), err)
 			}
 			if !bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
-				out = append(out, Document{JSON: js, Source: &Source{File: file, Doc: doc.Data, Line: lineOf(data, start)}})
+				out = append(out, Object{JSON: js, Source: &Source{File: file, Doc: doc.Data, Line: lineOf(data, start)}})
 			}
 		}
 		if advance <= 0 {

@@ -72,11 +72,7 @@ func loadFile(path string) (*crd.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs := make([]crd.Object, len(docs))
-	for i, d := range docs {
-		objs[i] = crd.Object{JSON: d.JSON, Source: d.Source}
-	}
-	b, err := crd.NewBundle(path, objs, nil)
+	b, err := crd.NewBundle(path, docs, nil)
 	if err != nil {
 		return nil, err
 	}
