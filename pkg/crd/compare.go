@@ -290,7 +290,7 @@ func (c *comparer) node(o, n *Schema, st *step) {
 	}
 	c.keywords(o, n, st)
 	// properties
-	for _, k := range sortedKeys(o.Properties) {
+	for _, k := range slices.Sorted(maps.Keys(o.Properties)) {
 		np, ok := n.Properties[k]
 		if !ok {
 			c.removed(st.child(k), o.Properties[k])
@@ -298,7 +298,7 @@ func (c *comparer) node(o, n *Schema, st *step) {
 		}
 		c.node(o.Properties[k], np, st.child(k))
 	}
-	for _, k := range sortedKeys(n.Properties) {
+	for _, k := range slices.Sorted(maps.Keys(n.Properties)) {
 		if _, ok := o.Properties[k]; !ok && !slices.Contains(n.required, k) {
 			c.add(RuleFieldAdded, st.child(k), "", false, "", typeName(n.Properties[k]), "optional field %s added", st.child(k).field())
 		}
@@ -355,7 +355,7 @@ func (c *comparer) listPair(o, n []*Schema, st *step, kw string) {
 // mapPair compares maps of subschemas (patternProperties, definitions,
 // dependencies): a key gone is field-removed, a new key unhandled.
 func (c *comparer) mapPair(o, n map[string]*Schema, st *step, kw string) {
-	for _, k := range sortedKeys(o) {
+	for _, k := range slices.Sorted(maps.Keys(o)) {
 		sub := st.key(kw + "." + quoteKey(k))
 		if nv, ok := n[k]; ok {
 			c.node(o[k], nv, sub)
@@ -363,7 +363,7 @@ func (c *comparer) mapPair(o, n map[string]*Schema, st *step, kw string) {
 			c.removed(sub, o[k])
 		}
 	}
-	for _, k := range sortedKeys(n) {
+	for _, k := range slices.Sorted(maps.Keys(n)) {
 		if _, ok := o[k]; !ok {
 			c.add(RuleUnhandled, st, kw+"."+quoteKey(k), false, "", k, "%s: %s %q added", st.field(), kw, k)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -422,7 +423,7 @@ func (s *Schema) computeHash() (full, own uint64) {
 		}
 	}
 	childMap := func(tag string, m map[string]*Schema) {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			child(tag+"\x02"+k, m[k])
 		}
 	}
@@ -504,15 +505,6 @@ func quoteKey(k string) string {
 		return k
 	}
 	return strconv.Quote(k)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // plainString reports whether s is written in JSON as it is, quoted.

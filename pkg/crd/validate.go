@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/mail"
@@ -423,7 +424,7 @@ func (vl *validator) object(x map[string]any, s *Schema, field string, depth int
 		}
 	}
 	keep := pruning && !s.preserve
-	for _, name := range sortedKeys(x) {
+	for _, name := range slices.Sorted(maps.Keys(x)) {
 		val := x[name]
 		at := child(field, name)
 		if ps, ok := s.Properties[name]; ok {
