@@ -135,6 +135,11 @@ func IsCRD(apiVersion, kind string) bool {
 // is empty, spec.validation the schema of every version that has none,
 // and served and storage default as the API server defaults them.
 func Parse(data []byte) (*CRD, error) {
+	return parse(data, nil)
+}
+
+// parse is Parse, sharing identical subschemas through cache (may be nil).
+func parse(data []byte, cache *Cache) (*CRD, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var obj map[string]any
@@ -144,12 +149,16 @@ func Parse(data []byte) (*CRD, error) {
 	if obj == nil {
 		return nil, errors.New("decoding CustomResourceDefinition: not an object")
 	}
-	return FromObject(obj)
+	return fromObject(obj, cache)
 }
 
 // FromObject reads a CRD from a decoded object (numbers as json.Number,
 // float64 or int64). See [Parse].
 func FromObject(obj map[string]any) (*CRD, error) {
+	return fromObject(obj, nil)
+}
+
+func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if kind != KindCRD {
@@ -192,7 +201,7 @@ func FromObject(obj map[string]any) (*CRD, error) {
 			}
 		}
 	}
-	b := &schemaBuilder{crd: c.Name}
+	b := &schemaBuilder{crd: c.Name, cache: cache}
 	var shared any // v1beta1 spec.validation.openAPIV3Schema
 	if c.V1beta1 {
 		if val, ok := spec["validation"].(map[string]any); ok {

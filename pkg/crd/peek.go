@@ -100,8 +100,28 @@ func bundleObjectData(value []byte) ([]byte, bool) {
 // package mostly ship the same CRDs, and a CRD parsed once is compared
 // with itself in no time. It is safe for concurrent use.
 type Cache struct {
-	mu sync.Mutex
-	m  map[uint64]*CRD
+	mu    sync.Mutex
+	m     map[uint64]*CRD
+	nodes map[[2]uint64]*Schema
+}
+
+// intern returns the node already built with s's content, or s. Nodes are
+// never modified once built, so they can be shared.
+func (c *Cache) intern(s *Schema) *Schema {
+	if c == nil {
+		return s
+	}
+	key := [2]uint64{s.hash, s.ownHash}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if got, ok := c.nodes[key]; ok {
+		return got
+	}
+	if c.nodes == nil {
+		c.nodes = map[[2]uint64]*Schema{}
+	}
+	c.nodes[key] = s
+	return s
 }
 
 // parse parses data, or returns the CRD already parsed from the same
@@ -134,7 +154,7 @@ func (c *Cache) parse(data []byte) (*CRD, error) {
 	if ok {
 		return got, nil
 	}
-	crd, err := Parse(data)
+	crd, err := parse(data, c)
 	if err != nil {
 		return nil, err
 	}

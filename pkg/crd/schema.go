@@ -105,6 +105,10 @@ var scalarKeywords = map[string]byte{
 
 // schemaBuilder builds the nodes of one CRD, counting them.
 type schemaBuilder struct {
+	// cache, when set, interns the nodes: identical subschemas (across
+	// the versions of a CRD, the CRDs of a bundle and the bundles of a
+	// package) are one node.
+	cache *Cache
 	nodes int
 	crd   string
 }
@@ -269,7 +273,7 @@ func (b *schemaBuilder) build(v any, path *buildPath, depth int) (*Schema, error
 		return nil, fmt.Errorf("CRD %s: %s: %w", b.crd, path, err)
 	}
 	s.hash, s.ownHash = s.computeHash()
-	return s, nil
+	return b.cache.intern(s), nil
 }
 
 // isUnset reports whether x is a value Kubernetes cannot tell from an
