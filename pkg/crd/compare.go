@@ -35,8 +35,9 @@ type Change struct {
 	// Safe is set for the changes neither OLM refuses and that lose
 	// nothing.
 	Safe bool `json:"safe"`
-	// Refused says which OLM refuses the upgrade because of it.
-	Refused Refusal `json:"-"`
+	// Refused says which OLM refuses the upgrade because of it (in JSON,
+	// refusedBy: a list of "v1" and "classic").
+	Refused Refusal `json:"refusedBy"`
 	// Example names the example custom resource, for example-invalid.
 	Example string `json:"example,omitempty"`
 

@@ -1,5 +1,7 @@
 package crd
 
+import "encoding/json"
+
 // Refusal says which OLM refuses an upgrade because of a change.
 type Refusal uint8
 
@@ -26,6 +28,9 @@ func (r Refusal) String() string {
 	}
 	return "neither"
 }
+
+// MarshalJSON writes the list of refusing OLMs (see List).
+func (r Refusal) MarshalJSON() ([]byte, error) { return json.Marshal(r.List()) }
 
 // List returns "v1" and/or "classic", for JSON.
 func (r Refusal) List() []string {

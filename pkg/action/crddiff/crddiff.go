@@ -53,10 +53,9 @@ func (r *Result) Unsafe() bool { return len(r.Report.Unsafe()) > 0 }
 // ChangeJSON is one change in the -o json form.
 type ChangeJSON struct {
 	crd.Change
-	RefusedBy []string `json:"refusedBy"`
-	File      string   `json:"file,omitempty"`
-	Line      int      `json:"line,omitempty"`
-	Column    int      `json:"column,omitempty"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
 }
 
 // JSON is the -o json form.
@@ -74,7 +73,7 @@ type JSON struct {
 func (r *Result) JSON() JSON {
 	out := JSON{Old: r.Old, New: r.New, Safe: !r.Unsafe(), RefusedBy: r.Report.Refused().List(), Changes: []ChangeJSON{}}
 	for _, c := range r.Report.Changes {
-		cj := ChangeJSON{Change: c, RefusedBy: c.Refused.List()}
+		cj := ChangeJSON{Change: c}
 		if f, l, col, ok := c.Pos(); ok {
 			cj.File, cj.Line, cj.Column = f, l, col
 		}
