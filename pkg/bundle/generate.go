@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
@@ -153,6 +154,9 @@ func (a Annotations) Check() error {
 func checkWord(what, s string) error {
 	if s == "" {
 		return fmt.Errorf("empty %s name", what)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s name %q: not valid UTF-8", what, s)
 	}
 	if i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
 		return fmt.Errorf("%s name %q: white space or control characters are not allowed", what, s)

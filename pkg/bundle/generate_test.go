@@ -143,3 +143,31 @@ func TestInferFromPackageDir(t *testing.T) {
 		t.Error("no package manifest: no error")
 	}
 }
+
+// FuzzAnnotations: annotations that pass Check round-trip through their
+// file (CheckAnnotations agrees with what YAML wrote), and their
+// Dockerfile has one instruction per line, none injected; CheckAnnotations
+// never panics on an arbitrary file.
+func FuzzAnnotations(f *testing.F) {
+	f.Add("p", "stable,beta", "stable", "annotations: {a: b}")
+	f.Add("p\nRUN x", "a", "", "- x")
+	f.Add("p", "yes,no,1.0", "no", "annotations:\n  operators.operatorframework.io.bundle.package.v1: [x]\n")
+	f.Fuzz(func(t *testing.T, pkg, channels, def, existing string) {
+		_ = CheckAnnotations([]byte(existing), Annotations{Package: pkg, Channels: channels})
+		a := Annotations{MediaType: MediaTypeRegistryV1, Package: pkg, Channels: channels, DefaultChannel: def}
+		if a.Check() != nil {
+			return
+		}
+		if err := CheckAnnotations(a.YAML(), a); err != nil {
+			t.Fatalf("%+v: its own file disagrees: %v\n%s", a, err, a.YAML())
+		}
+		lines := strings.Split(strings.TrimSuffix(string(a.Dockerfile("scratch", "m", "d")), "\n"), "\n")
+		want := 11
+		if def == "" {
+			want = 10
+		}
+		if len(lines) != want {
+			t.Fatalf("%+v: %d Dockerfile lines, want %d:\n%s", a, len(lines), want, strings.Join(lines, "\n"))
+		}
+	})
+}
