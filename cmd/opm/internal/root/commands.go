@@ -20,6 +20,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/serve"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
+	viewcmd "github.com/opmkit/opm/cmd/opm/internal/view"
 )
 
 type command struct {
@@ -45,4 +46,5 @@ var commands = []command{
 	{build: serve.NewCmd},
 	{build: build.NewCmd},
 	{alpha: true, build: alphabundle.NewCmd},
+	{build: viewcmd.NewCmd},
 }
