@@ -3,6 +3,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/cmd/opm/internal/alphabundle"
 	"github.com/opmkit/opm/cmd/opm/internal/build"
 	"github.com/opmkit/opm/cmd/opm/internal/catalog"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
@@ -46,5 +47,6 @@ var commands = []command{
 	{build: serve.NewCmd},
 	{build: build.NewCmd},
 	{build: crdcmd.NewCmd},
+	{alpha: true, build: alphabundle.NewCmd},
 	{build: viewcmd.NewCmd},
 }
