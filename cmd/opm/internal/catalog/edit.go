@@ -40,7 +40,7 @@ func addEditFlags(cmd *cobra.Command, f *editFlags) {
 	cmdutil.AddCatalogFlag(cmd, &f.common.Catalog, ".", "FBC directory, FBC file or basic template to edit")
 	fl := cmd.Flags()
 	fl.BoolVar(&f.common.DryRun, "dry-run", false, "print the unified diff instead of writing")
-	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem)")
+	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem); promote, add-bundle: accept new upgrade edges with unsafe CRD changes")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format (text|json)")
 }
 
@@ -140,6 +140,12 @@ func printResult(ios *cmdutil.IOStreams, f *editFlags, res *action.Result) error
 	}
 	for _, ch := range res.Changes {
 		fmt.Fprintln(summary, ch.Message)
+	}
+	if len(res.UnsafeCRDUpgrades) > 0 {
+		fmt.Fprintln(summary, "unsafe CRD upgrades made anyway (--force):")
+		for _, e := range res.UnsafeCRDUpgrades {
+			fmt.Fprintln(summary, "  "+action.DescribeCRDEdge(e))
+		}
 	}
 	if len(res.LostPaths) > 0 {
 		fmt.Fprintln(summary, "lost upgrade paths:")
