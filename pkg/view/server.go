@@ -123,10 +123,6 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.msg }
 
-func notFound(format string, args ...any) error {
-	return &httpError{http.StatusNotFound, fmt.Sprintf(format, args...)}
-}
-
 // unknown is the 404 of a name that is not there, in the one shape of
 // every command (internal/suggest).
 func unknown(e *suggest.UnknownError) error {
