@@ -19,8 +19,10 @@ import (
 //
 //   - -C/--catalog CATALOG names it, in every such command;
 //   - a command whose arguments are catalogs (opm graph *, opm catalog
-//     filter, diff, merge) also takes it as its (first) argument, and -C
-//     counts as that argument: giving both is a usage error;
+//     filter, diff, merge, opm view) also takes it as an argument, and -C
+//     counts as that argument: giving both is a usage error (diff and view
+//     take OLD first, the catalog second; graph and merge take -C as one
+//     more catalog, the first);
 //   - without either, the catalog is the current directory, where one
 //     catalog is enough (not for merge, which needs two);
 //   - the edit verbs (opm catalog promote, ...) take names as arguments,
@@ -37,7 +39,6 @@ func AddCatalogFlag(cmd *cobra.Command, dst *string, def, what string) {
 		dst = new(string)
 	}
 	cmd.Flags().StringVarP(dst, CatalogFlag, "C", def, what)
-	_ = cmd.RegisterFlagCompletionFunc(CatalogFlag, cobra.FixedCompletions(nil, cobra.ShellCompDirectiveFilterDirs|cobra.ShellCompDirectiveDefault))
 }
 
 // Catalog is where a command's catalog came from.
