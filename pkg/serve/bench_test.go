@@ -110,3 +110,37 @@ func BenchmarkResolverMix(b *testing.B) {
 	b.ReportMetric(float64(last.Calls)/last.Duration.Seconds(), "calls/s")
 	b.Logf("\n%s", last)
 }
+
+// BenchmarkOLMPattern serves a catalog on 127.0.0.1 and makes OLM's whole
+// call pattern against it (servebench.OLMPattern: the catalog operator's
+// sync, the package server's concurrent refresh, the provider look-ups,
+// GetBundle for every bundle). The catalog is $OPM_BENCH_CATALOG (a
+// directory, e.g. ../shared/conformance/catalog/community-operators-prod-v4.20/input)
+// or the synthetic one of OPM_BENCH_SIZE. Run with -memprofile to see what
+// the answers allocate; hack/bench-serve.sh measures the server's RSS.
+func BenchmarkOLMPattern(b *testing.B) {
+	dir := os.Getenv("OPM_BENCH_CATALOG")
+	if dir == "" {
+		dir, _ = genCatalog(b)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	x, _, err := BuildTemp(context.Background(), root.FS(), b.TempDir(), BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	conn := startGRPC(b, x)
+	ctx := context.Background()
+	b.ReportAllocs()
+	var n servebench.OLMCalls
+	for b.Loop() {
+		if n, err = servebench.OLMPattern(ctx, conn); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n.Calls), "calls/op")
+}

@@ -78,11 +78,20 @@ type Options struct {
 	// MemoryLimit is the soft memory limit (debug.SetMemoryLimit) while
 	// serving: bursts of calls (many ListBundles at once) allocate fast,
 	// and the limit makes the collector keep up instead of letting the
-	// heap balloon. 0 means max(64 MiB, 4 x the heap the index uses); a
+	// heap balloon. 0 means max(MinMemoryLimit, 4 x the heap the index
+	// uses); a
 	// negative value sets none (as does a GOMEMLIMIT environment
 	// variable).
 	MemoryLimit int64
 }
+
+// MinMemoryLimit is the least soft memory limit serving runs with. OLM
+// asks 50Mi for a catalog pod; about 21 MiB of it are the executable's own
+// pages (which the Go runtime does not count), so the runtime's share is
+// kept below 24 MiB: with at most serve.MaxMaterialising answers made at
+// once, OLM's whole call pattern on the largest conformance catalog then
+// peaks at about 44 MiB of RSS (docs/benchmarks.md).
+const MinMemoryLimit = 24 << 20
 
 // DefaultBuildGCPercent is the GOGC used while building the index.
 const DefaultBuildGCPercent = 30
@@ -187,7 +196,7 @@ func servingMemoryLimit(limit int64) int64 {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return max(64<<20, 4*int64(ms.HeapAlloc))
+	return max(MinMemoryLimit, 4*int64(ms.HeapAlloc))
 }
 
 // resolveCatalog returns the catalog directory for opts.Ref, pulling and
