@@ -20,10 +20,10 @@ help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/opm
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/opm
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/opm
 
 install: ## go install opm (into GOBIN, default ~/go/bin) with the version stamped
-	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/opm
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/opm
 
 demo: build ## render and validate the example catalog
 	$(BIN) render examples/catalog -o yaml

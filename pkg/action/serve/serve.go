@@ -252,12 +252,33 @@ func extractCatalogImage(ctx context.Context, ref, tmp string, reg render.Regist
 
 // cacheMeta is what a cache of this build must say about itself.
 func cacheMeta(digest string, http bool) serve.CacheMeta {
+	return serve.CacheMeta{Format: serve.CacheFormat, OpmVersion: opmVersion(), Digest: digest, HTTP: http}
+}
+
+// opmVersion is how a cache names the opm that wrote it: the version, and
+// the commit when known.
+func opmVersion() string {
 	bi := buildinfo.Get()
-	v := bi.Version
-	if bi.GitCommit != "" {
-		v += "+" + bi.GitCommit
+	return versionOf(bi.Version, bi.GitCommit)
+}
+
+func versionOf(version, commit string) string {
+	if commit != "" {
+		return version + "+" + commit
 	}
-	return serve.CacheMeta{Format: serve.CacheFormat, OpmVersion: v, Digest: digest, HTTP: http}
+	return version
+}
+
+// CacheIdentity names the serve caches this opm loads: its cache format
+// and version. An opm image carries it in its imagebuild.LabelServeCache
+// label, so that a catalog image built on it gets a cache its server
+// loads only when the builder's identity is the same.
+func CacheIdentity() string { return serve.CacheFormat + " " + opmVersion() }
+
+// CacheIdentityOf is CacheIdentity for the opm of this source tree built
+// with the given version and commit (as the Makefile stamps them).
+func CacheIdentityOf(version, commit string) string {
+	return serve.CacheFormat + " " + versionOf(version, commit)
 }
 
 // index builds the index of dir, or loads it from the cache.
