@@ -18,6 +18,7 @@
 package catalogpod
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -62,7 +64,8 @@ type Container struct {
 	TmpfsTmp bool
 	// Mounts are the pod's other volumes.
 	Mounts []Mount
-	// Stdout and Stderr receive the process's output (nil: discarded).
+	// Stdout and Stderr receive the process's output (nil: kept, see
+	// Process.Output).
 	Stdout, Stderr io.Writer `json:"-"`
 }
 
@@ -116,13 +119,16 @@ func Supported() error {
 	if os.Geteuid() != 0 {
 		return errors.New("running a catalog pod needs root (mount namespaces and chroot)")
 	}
-	var out strings.Builder
-	p, err := start(job{Probe: true, Container: Container{Stderr: &out}})
+	p, err := start(job{Probe: true})
 	if err == nil {
 		err = p.Wait()
 	}
 	if err != nil {
-		return fmt.Errorf("cannot create mount, PID and network namespaces here: %v %s", err, strings.TrimSpace(out.String()))
+		out := ""
+		if p != nil {
+			out = strings.TrimSpace(p.Output())
+		}
+		return fmt.Errorf("cannot create mount, PID and network namespaces here: %v %s", err, out)
 	}
 	return nil
 }
@@ -132,6 +138,29 @@ type Process struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	err    error
+	out    syncBuffer
+}
+
+// Output returns what the process wrote to the streams it was given none
+// for.
+func (p *Process) Output() string { return p.out.String() }
+
+// syncBuffer is a bytes.Buffer for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(b)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Start starts the container's process.
@@ -162,14 +191,20 @@ func start(j job) (*Process, error) {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+string(spec))
+	p := &Process{cmd: cmd, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = j.Stdout, j.Stderr
+	if cmd.Stdout == nil {
+		cmd.Stdout = &p.out
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = &p.out
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET,
 		// Killed if this test process dies. The signal is tied to the
 		// thread that starts it (go.dev/issue/27505): see below.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	p := &Process{cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
 		// The thread that starts the process stays until it exits, so

@@ -3,7 +3,6 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,11 +67,11 @@ func TestCatalogPod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			calls := readCalls(t, caseDir)
+			_, calls := readCalls(t, caseDir)
 			img := buildPodImage(t, input)
 
 			t.Run("default", func(t *testing.T) {
-				p, logs := startPod(t, catalogpod.Container{
+				p := startPod(t, catalogpod.Container{
 					RootFS:       img.rootfs,
 					Args:         append(append([]string{}, img.entrypoint...), img.cmd...),
 					Env:          img.env,
@@ -82,8 +80,8 @@ func TestCatalogPod(t *testing.T) {
 					ReadOnlyRoot: true,
 					TmpfsTmp:     true,
 				})
-				checkPod(t, p, logs, calls)
-				if s := logs.String(); !strings.Contains(s, "cache=/var/cache/opm") || strings.Contains(s, "level=WARN") {
+				checkPod(t, p, calls)
+				if s := p.Output(); !strings.Contains(s, "cache=/var/cache/opm") || strings.Contains(s, "level=WARN") {
 					t.Errorf("the server did not serve from the image's cache without a warning:\n%s", s)
 				}
 			})
@@ -108,7 +106,7 @@ func TestCatalogPod(t *testing.T) {
 				if err := jsoncache.Check(context.Background(), filepath.Join(extracted, "catalog"), filepath.Join(extracted, "cache")); err != nil {
 					t.Fatalf("upstream's integrity check of the copied cache: %v", err)
 				}
-				p, logs := startPod(t, catalogpod.Container{
+				p := startPod(t, catalogpod.Container{
 					RootFS: img.rootfs,
 					// Our opm stands in for OLM's (upstream's) opm image.
 					Args:         []string{"/bin/opm", "serve", "/extracted-catalog/catalog", "--cache-dir=/extracted-catalog/cache", "--cache-enforce-integrity"},
@@ -117,7 +115,7 @@ func TestCatalogPod(t *testing.T) {
 					ReadOnlyRoot: true,
 					Mounts:       []catalogpod.Mount{{Source: extracted, Target: "/extracted-catalog"}},
 				})
-				checkPod(t, p, logs, calls)
+				checkPod(t, p, calls)
 			})
 		})
 	}
@@ -175,28 +173,8 @@ func buildPodImage(t *testing.T, input string) podImage {
 	return podImage{rootfs: rootfs, entrypoint: cf.Config.Entrypoint, cmd: cf.Config.Cmd, env: cf.Config.Env}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func startPod(t *testing.T, c catalogpod.Container) (*catalogpod.Process, *syncBuffer) {
+func startPod(t *testing.T, c catalogpod.Container) *catalogpod.Process {
 	t.Helper()
-	logs := &syncBuffer{}
-	c.Stdout, c.Stderr = logs, logs
 	p, err := catalogpod.Start(c)
 	if err != nil {
 		t.Fatal(err)
@@ -208,12 +186,12 @@ func startPod(t *testing.T, c catalogpod.Container) (*catalogpod.Process, *syncB
 			p.Kill()
 		}
 	})
-	return p, logs
+	return p
 }
 
 // checkPod probes the pod as the kubelet does until it is ready, replays
 // the recorded calls, and stops it with SIGTERM.
-func checkPod(t *testing.T, p *catalogpod.Process, logs *syncBuffer, calls []serveCall) {
+func checkPod(t *testing.T, p *catalogpod.Process, calls []serveCall) {
 	t.Helper()
 	conn, err := grpc.NewClient("passthrough:///pod:50051",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -234,11 +212,11 @@ func checkPod(t *testing.T, p *catalogpod.Process, logs *syncBuffer, calls []ser
 		}
 		select {
 		case <-p.Exited():
-			t.Fatalf("the pod exited (%d) before it was ready:\n%s", p.ExitCode(), logs.String())
+			t.Fatalf("the pod exited (%d) before it was ready:\n%s", p.ExitCode(), p.Output())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not ready after %v: %v\n%s", serveHealthLimit, err, logs.String())
+			t.Fatalf("not ready after %v: %v\n%s", serveHealthLimit, err, p.Output())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -268,15 +246,16 @@ func checkPod(t *testing.T, p *catalogpod.Process, logs *syncBuffer, calls []ser
 	select {
 	case <-p.Exited():
 	case <-time.After(5 * time.Second):
-		t.Fatalf("still running 5s after SIGTERM:\n%s", logs.String())
+		t.Fatalf("still running 5s after SIGTERM:\n%s", p.Output())
 	}
 	if code := p.ExitCode(); code != 0 {
-		t.Errorf("exit status %d after SIGTERM, want 0:\n%s", code, logs.String())
+		t.Errorf("exit status %d after SIGTERM, want 0:\n%s", code, p.Output())
 	}
 	t.Logf("%d calls replayed; stopped %v after SIGTERM", len(calls), time.Since(start).Round(time.Millisecond))
 }
 
-func readCalls(t *testing.T, caseDir string) []serveCall {
+// readCalls reads a serve case's recorded calls, in file order.
+func readCalls(t *testing.T, caseDir string) ([]string, []serveCall) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(caseDir, "calls", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -285,13 +264,9 @@ func readCalls(t *testing.T, caseDir string) []serveCall {
 	sort.Strings(files)
 	calls := make([]serveCall, len(files))
 	for i, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &calls[i]); err != nil {
+		if err := readJSON(f, &calls[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return calls
+	return files, calls
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/opmkit/opm/internal/gencatalog"
 	"github.com/opmkit/opm/internal/servebench"
 )
@@ -82,17 +84,7 @@ func BenchmarkBuild(b *testing.B) {
 // iteration), reporting the latency percentiles of all calls.
 func BenchmarkResolverMix(b *testing.B) {
 	dir, _ := genCatalog(b)
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
-	x, _, err := BuildTemp(context.Background(), root.FS(), b.TempDir(), BuildOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Close()
-	conn := startGRPC(b, x)
+	conn := serveDir(b, dir)
 	ctx := context.Background()
 	p, err := servebench.NewPlan(ctx, conn)
 	if err != nil {
@@ -123,24 +115,31 @@ func BenchmarkOLMPattern(b *testing.B) {
 	if dir == "" {
 		dir, _ = genCatalog(b)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
-	x, _, err := BuildTemp(context.Background(), root.FS(), b.TempDir(), BuildOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Close()
-	conn := startGRPC(b, x)
+	conn := serveDir(b, dir)
 	ctx := context.Background()
 	b.ReportAllocs()
 	var n servebench.OLMCalls
+	var err error
 	for b.Loop() {
 		if n, err = servebench.OLMPattern(ctx, conn); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(n.Calls), "calls/op")
+}
+
+// serveDir indexes the catalog in dir and serves it on 127.0.0.1 for the
+// benchmark's duration.
+func serveDir(b *testing.B, dir string) *grpc.ClientConn {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { root.Close() })
+	x, _, err := BuildTemp(context.Background(), root.FS(), b.TempDir(), BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { x.Close() })
+	return startGRPC(b, x)
 }

@@ -137,13 +137,10 @@ func CatalogSource(o Options) ([]byte, error) {
 		return nil, usagef("the catalog and cache directories are those OLM copies out of the image in extractContent mode: give --extract-content too")
 	}
 	cs.Spec.GRPCPodConfig = &pod
-	if o.PollInterval < 0 {
-		return nil, usagef("invalid poll interval %v", o.PollInterval)
+	if err := checkPoll(o, ref); err != nil {
+		return nil, err
 	}
 	if o.PollInterval > 0 {
-		if _, ok := ref.(name.Digest); ok {
-			return nil, usagef("%s names the image by digest, which never changes: polling needs a tag", o.Image)
-		}
 		cs.Spec.UpdateStrategy = &updateStrategy{RegistryPoll: &registryPoll{Interval: o.PollInterval.String()}}
 	}
 	return marshal(cs)
@@ -174,13 +171,10 @@ func ClusterCatalog(o Options) ([]byte, error) {
 	default:
 		return nil, usagef("invalid availability mode %q: want Available or Unavailable", o.AvailabilityMode)
 	}
-	if o.PollInterval < 0 {
-		return nil, usagef("invalid poll interval %v", o.PollInterval)
+	if err := checkPoll(o, ref); err != nil {
+		return nil, err
 	}
 	if o.PollInterval > 0 {
-		if _, ok := ref.(name.Digest); ok {
-			return nil, usagef("%s names the image by digest, which never changes: polling needs a tag", o.Image)
-		}
 		if o.PollInterval%time.Minute != 0 {
 			return nil, usagef("invalid poll interval %v: a ClusterCatalog polls every whole number of minutes", o.PollInterval)
 		}
@@ -188,6 +182,18 @@ func ClusterCatalog(o Options) ([]byte, error) {
 		cc.Spec.Source.Image.PollIntervalMinutes = &m
 	}
 	return marshal(cc)
+}
+
+// checkPoll refuses a negative poll interval, and polling an image named
+// by digest.
+func checkPoll(o Options, ref name.Reference) error {
+	if o.PollInterval < 0 {
+		return usagef("invalid poll interval %v", o.PollInterval)
+	}
+	if _, ok := ref.(name.Digest); ok && o.PollInterval > 0 {
+		return usagef("%s names the image by digest, which never changes: polling needs a tag", o.Image)
+	}
+	return nil
 }
 
 // ImageTemplateAnnotation is the CatalogSource annotation whose image

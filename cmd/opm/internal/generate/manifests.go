@@ -37,11 +37,17 @@ func (f *manifestFlags) resolve(c *cobra.Command, image string) manifests.Option
 	return o
 }
 
-func usage(err error) error {
+// printManifest prints the manifest gen makes of o.
+func printManifest(ios *cmdutil.IOStreams, gen func(manifests.Options) ([]byte, error), o manifests.Options) error {
+	out, err := gen(o)
 	var ue *manifests.UsageError
 	if errors.As(err, &ue) {
 		return &cmdutil.FlagError{Err: err}
 	}
+	if err != nil {
+		return err
+	}
+	_, err = ios.Out.Write(out)
 	return err
 }
 
@@ -77,12 +83,7 @@ it to the matching catalog.`,
 			if !o.ExtractContent && !c.Flags().Changed("cache-dir") {
 				o.CacheDir = "" // the default is for --extract-content
 			}
-			out, err := manifests.CatalogSource(o)
-			if err != nil {
-				return usage(err)
-			}
-			_, err = ios.Out.Write(out)
-			return err
+			return printManifest(ios, manifests.CatalogSource, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -115,12 +116,7 @@ never polled.`,
 		Example: `  opm generate clustercatalog quay.io/example/catalog:v1 --poll-interval 15m --priority 10`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			out, err := manifests.ClusterCatalog(f.resolve(c, args[0]))
-			if err != nil {
-				return usage(err)
-			}
-			_, err = ios.Out.Write(out)
-			return err
+			return printManifest(ios, manifests.ClusterCatalog, f.resolve(c, args[0]))
 		},
 	}
 	fl := cmd.Flags()
