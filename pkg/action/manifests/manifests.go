@@ -77,11 +77,7 @@ func usagef(format string, args ...any) error {
 
 // CatalogSource returns the CatalogSource YAML.
 func CatalogSource(o Options) ([]byte, error) {
-	ref, err := parseImage(o.Image)
-	if err != nil {
-		return nil, err
-	}
-	nm, err := objectName(o.Name, ref)
+	ref, nm, err := imageAndName(o)
 	if err != nil {
 		return nil, err
 	}
@@ -148,11 +144,7 @@ func CatalogSource(o Options) ([]byte, error) {
 
 // ClusterCatalog returns the ClusterCatalog YAML.
 func ClusterCatalog(o Options) ([]byte, error) {
-	ref, err := parseImage(o.Image)
-	if err != nil {
-		return nil, err
-	}
-	nm, err := objectName(o.Name, ref)
+	ref, nm, err := imageAndName(o)
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +223,16 @@ var (
 	// quantity is the pattern the CRD gives memoryTarget.
 	quantity = regexp.MustCompile(`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`)
 )
+
+// imageAndName parses o.Image and returns the object's name.
+func imageAndName(o Options) (name.Reference, string, error) {
+	ref, err := parseImage(o.Image)
+	if err != nil {
+		return nil, "", err
+	}
+	nm, err := objectName(o.Name, ref)
+	return ref, nm, err
+}
 
 func parseImage(s string) (name.Reference, error) {
 	if s == "" {
