@@ -11,6 +11,10 @@ import (
 	"github.com/blang/semver/v4"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	// Registers the gzip compressor: clients may send gzip-compressed
+	// requests (grpc-health-probe -gzip does), as upstream's server
+	// accepts them.
+	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
