@@ -406,6 +406,7 @@ func serveIndex(ctx context.Context, x *serve.Index, opts Options, name string, 
 	go func() {
 		defer wg.Done()
 		done := make(chan struct{})
+		serve.Drain(srv) // clients that do not read do not hold the stop up
 		go func() { srv.GracefulStop(); close(done) }()
 		select {
 		case <-done:
