@@ -67,6 +67,35 @@ func startOpm(t *testing.T, dir string, args ...string) *opmProc {
 			t.Fatal(err)
 		}
 	}
+	return startBin(t, bin, dir, args...)
+}
+
+// plainOpm returns an opm binary built without the race detector, for
+// tests whose time and memory bounds are the real binary's: the test
+// binary itself when it is one, else one built into a test directory.
+func plainOpm(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("OPM_TEST_BINARY"); bin != "" {
+		return bin
+	}
+	if !raceEnabled {
+		bin, err := exec.LookPath("opm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "opm")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startBin starts the opm binary bin with args in dir.
+func startBin(t *testing.T, bin, dir string, args ...string) *opmProc {
+	t.Helper()
 	p := &opmProc{t: t, cmd: exec.Command(bin, args...), exited: make(chan struct{})}
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "HOME="+t.TempDir())
@@ -149,13 +178,15 @@ func (p *opmProc) sampleRSS() {
 // within a second; it returns the exit code.
 func (p *opmProc) terminate() int {
 	p.t.Helper()
+	cpu0 := procCPU(p.cmd.Process.Pid)
 	sent := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		p.t.Fatal(err)
 	}
 	select {
 	case <-p.exited:
-		p.t.Logf("exited %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
+		cpu := p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime() - cpu0
+		p.t.Logf("exited %v after SIGTERM, having used %v of CPU since", time.Since(sent).Round(time.Millisecond), cpu.Round(time.Millisecond))
 		return p.cmd.ProcessState.ExitCode()
 	case <-time.After(time.Second):
 		p.t.Errorf("still running a second after SIGTERM; output:\n%s", p.output())
@@ -163,6 +194,22 @@ func (p *opmProc) terminate() int {
 		<-p.exited
 		return -1
 	}
+}
+
+// procCPU is the CPU time process pid has used so far (clock ticks of
+// /proc/PID/stat, assumed 100 per second).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // checkRun waits for a run that must end by itself and checks its exit
@@ -461,7 +508,7 @@ func TestServeUnreadStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	p := startOpm(t, work, "serve", "cat", "-p", addr, "-t", "")
+	p := startBin(t, plainOpm(t), work, "serve", "cat", "-p", addr, "-t", "")
 	waitServing(t, p, addr, time.Minute)
 	base := p.peakRSS()
 

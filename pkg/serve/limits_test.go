@@ -21,6 +21,11 @@ import (
 // startLimited serves x with limits on a loopback port and returns its
 // address.
 func startLimited(t *testing.T, x *Index, l Limits) string {
+	addr, _ := startLimitedServer(t, x, l)
+	return addr
+}
+
+func startLimitedServer(t *testing.T, x *Index, l Limits) (string, *grpc.Server) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,7 +34,101 @@ func startLimited(t *testing.T, x *Index, l Limits) string {
 	srv := NewGRPCServer(x, nil, WithLimits(l))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	return lis.Addr().String()
+	return lis.Addr().String(), srv
+}
+
+// largeIndex is an index whose ListBundles answer is larger than what
+// HTTP/2 flow control lets a client leave unread.
+func largeIndex(t *testing.T) *Index {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := gencatalog.Generate(context.Background(), dir, gencatalog.Options{Packages: 40, Bundles: 10, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	x, _, err := BuildTemp(context.Background(), os.DirFS(dir), t.TempDir(), BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x
+}
+
+// openUnread opens n ListBundles streams on each of conns connections with
+// fixed flow control windows (no BDP estimation, which would let a stream
+// take a whole answer unread) and reads none of them until release is
+// closed; then it reads them to their end and counts the status codes.
+func openUnread(t *testing.T, ctx context.Context, addr string, conns, n int, release <-chan struct{}) (wait func() map[codes.Code]int) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[codes.Code]int{}
+	for range conns {
+		c := api.NewRegistryClient(dial(t, addr, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := c.ListBundles(ctx, &api.ListBundlesRequest{})
+				if err == nil {
+					<-release
+					_, err = recvAll[api.Bundle](t, s)
+				}
+				mu.Lock()
+				seen[status.Code(err)]++
+				mu.Unlock()
+			}()
+		}
+	}
+	return func() map[codes.Code]int {
+		wg.Wait()
+		return seen
+	}
+}
+
+// TestBufferedLimit: with turns to spare, clients that leave more than
+// MaxBuffered bytes unread for StallGrace are disconnected, and a client
+// that reads is served meanwhile.
+func TestBufferedLimit(t *testing.T) {
+	x := largeIndex(t)
+	addr := startLimited(t, x, Limits{MaxBuffered: 256 << 10, StallTimeout: time.Minute, StallGrace: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	release := make(chan struct{})
+	wait := openUnread(t, ctx, addr, 3, 8, release)
+	time.Sleep(time.Second)
+	good := api.NewRegistryClient(dial(t, addr))
+	s, err := good.ListBundles(ctx, &api.ListBundlesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := recvAll[api.Bundle](t, s); err != nil || len(got) != len(x.records) {
+		t.Fatalf("ListBundles: %d bundles, %v", len(got), err)
+	}
+	close(release)
+	seen := wait()
+	t.Logf("the unread streams ended with %v", seen)
+	if seen[codes.Unavailable] == 0 {
+		t.Errorf("no client was disconnected: %v", seen)
+	}
+}
+
+// TestDrain: once Drain is called, clients that leave streams unread do
+// not hold GracefulStop up.
+func TestDrain(t *testing.T) {
+	x := largeIndex(t)
+	addr, srv := startLimitedServer(t, x, Limits{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	release := make(chan struct{})
+	wait := openUnread(t, ctx, addr, 2, 20, release)
+	time.Sleep(time.Second)
+	start := time.Now()
+	Drain(srv)
+	srv.GracefulStop()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("GracefulStop took %v", d)
+	}
+	close(release)
+	t.Logf("stopped in %v; the unread streams ended with %v", time.Since(start), wait())
 }
 
 func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
@@ -46,47 +145,16 @@ func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 // streams and never read them are disconnected once the server runs out
 // of turns, so that a well-behaved client keeps being served meanwhile.
 func TestStreamLimits(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := gencatalog.Generate(context.Background(), dir, gencatalog.Options{Packages: 40, Bundles: 10, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	x, _, err := BuildTemp(context.Background(), os.DirFS(dir), t.TempDir(), BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x := largeIndex(t)
 	l := Limits{MaxStreamsPerConn: 8, MaxActiveStreams: 4, QueueTimeout: 20 * time.Second, StallTimeout: 3 * time.Second, StallGrace: 200 * time.Millisecond}
 	addr := startLimited(t, x, l)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	// The hostile clients: 3 connections, 20 streams each, not read until
-	// the well-behaved client is done. Their flow control windows are
-	// fixed (no BDP estimation, which would let a stream take the whole
-	// answer unread).
-	hostile, stopHostile := context.WithCancel(ctx)
-	defer stopHostile()
+	// the well-behaved client is done.
 	goodDone := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	codesSeen := map[codes.Code]int{}
-	for range 3 {
-		c := api.NewRegistryClient(dial(t, addr, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
-		for range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s, err := c.ListBundles(hostile, &api.ListBundlesRequest{})
-				if err == nil {
-					<-goodDone
-					_, err = recvAll[api.Bundle](t, s)
-				}
-				mu.Lock()
-				codesSeen[status.Code(err)]++
-				mu.Unlock()
-			}()
-		}
-	}
+	wait := openUnread(t, ctx, addr, 3, 20, goodDone)
 	time.Sleep(500 * time.Millisecond) // let them fill the server's turns
 
 	// A well-behaved client is served meanwhile, streams and unary calls.
@@ -107,7 +175,7 @@ func TestStreamLimits(t *testing.T) {
 	}
 	took := time.Since(start)
 	close(goodDone)
-	wg.Wait()
+	codesSeen := wait()
 	t.Logf("the good client's 5 ListBundles took %v; the hostile streams ended with %v", took, codesSeen)
 	if took > 30*time.Second {
 		t.Errorf("the well-behaved client waited %v", took)
@@ -140,7 +208,9 @@ func TestStreamQueueTimeout(t *testing.T) {
 	if err := g.acquire(ctx); status.Code(err) != codes.Canceled {
 		t.Errorf("cancelled: %v", err)
 	}
-	g.untrack(&trackedStream{}, true)
+	g.mu.Lock()
+	g.releaseLocked()
+	g.mu.Unlock()
 	if err := g.acquire(context.Background()); err != nil {
 		t.Errorf("after a release: %v", err)
 	}
