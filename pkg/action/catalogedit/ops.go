@@ -8,7 +8,10 @@ import (
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/pkg/action"
 	ce "github.com/opmkit/opm/pkg/catalogedit"
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/render"
 )
@@ -99,6 +102,9 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 		if opts.Image != "" {
 			cfg.Bundles[0].Image = opts.Image
 		}
+		if cfg.Bundles[0].Image == "" {
+			return nil, noImageError(opts.Ref, &cfg.Bundles[0])
+		}
 		level := opts.MigrateLevel
 		if level == "" && c.UsesCSVMetadata(cfg.Bundles[0].Package) {
 			level = migrations.LevelBundleObjectToCSVMetadata
@@ -110,6 +116,17 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 		}
 		return nil, c.AddBundle(cfg.Bundles[0], opts.Channels, opts.Edges, opts.Create)
 	})
+}
+
+// noImageError refuses a bundle directory given without an image: a
+// catalog's bundle names the image OLM pulls it from, and an empty image
+// would validate (the bundle carries its objects) yet not install.
+func noImageError(ref string, b *declcfg.Bundle) error {
+	example := "quay.io/example/" + b.Package + "-bundle:v1.0.0"
+	if v, err := graph.BundleVersion(b); err == nil {
+		example = fmt.Sprintf("quay.io/example/%s-bundle:v%s", b.Package, v)
+	}
+	return action.Usagef("%s is a bundle directory, which has no image reference: an image reference is required (the image OLM will pull bundle %s from, once pushed); give it with --image, e.g. --image %s", ref, b.Name, example)
 }
 
 // RemoveBundleOptions configure RemoveBundle.

@@ -3,6 +3,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/cmd/opm/internal/alphabundle"
 	"github.com/opmkit/opm/cmd/opm/internal/build"
 	"github.com/opmkit/opm/cmd/opm/internal/catalog"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
@@ -19,6 +20,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/serve"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
+	viewcmd "github.com/opmkit/opm/cmd/opm/internal/view"
 )
 
 type command struct {
@@ -43,4 +45,6 @@ var commands = []command{
 	{build: catalog.NewCmd},
 	{build: serve.NewCmd},
 	{build: build.NewCmd},
+	{alpha: true, build: alphabundle.NewCmd},
+	{build: viewcmd.NewCmd},
 }
