@@ -320,7 +320,7 @@ func TestCacheHostile(t *testing.T) {
 			b := read(t, p)
 			b = b[:len(b)/2]
 			write(t, p, b)
-			resealMeta(t, sub, func(m *CacheMeta) { m.Index = sha256Hex(b) })
+			resealMeta(t, sub, func(m *CacheMeta) { m.Index = contentDigestOf(b) })
 		}, "decoding the cache index: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -463,7 +463,7 @@ func FuzzCache(f *testing.F) {
 			var m CacheMeta
 			_ = json.Unmarshal(meta, &m)
 			m.Format, m.OpmVersion, m.Digest = want.Format, want.OpmVersion, want.Digest
-			m.Index, m.Data, m.DataSize = sha256Hex(index), sha256Hex(data), int64(len(data))
+			m.Index, m.Data, m.DataSize = contentDigestOf(index), contentDigestOf(data), int64(len(data))
 			m.Seal = m.seal()
 			meta, _ = json.Marshal(m)
 		}
