@@ -80,25 +80,14 @@ var DefaultLimits = Limits{
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
-	if l.MaxStreamsPerConn > 0 {
-		d.MaxStreamsPerConn = l.MaxStreamsPerConn
+	return Limits{
+		MaxStreamsPerConn: cmp.Or(l.MaxStreamsPerConn, d.MaxStreamsPerConn),
+		MaxActiveStreams:  cmp.Or(max(l.MaxActiveStreams, 0), d.MaxActiveStreams),
+		MaxBuffered:       cmp.Or(max(l.MaxBuffered, 0), d.MaxBuffered),
+		QueueTimeout:      cmp.Or(max(l.QueueTimeout, 0), d.QueueTimeout),
+		StallTimeout:      cmp.Or(max(l.StallTimeout, 0), d.StallTimeout),
+		StallGrace:        cmp.Or(max(l.StallGrace, 0), d.StallGrace),
 	}
-	if l.MaxActiveStreams > 0 {
-		d.MaxActiveStreams = l.MaxActiveStreams
-	}
-	if l.MaxBuffered > 0 {
-		d.MaxBuffered = l.MaxBuffered
-	}
-	if l.QueueTimeout > 0 {
-		d.QueueTimeout = l.QueueTimeout
-	}
-	if l.StallTimeout > 0 {
-		d.StallTimeout = l.StallTimeout
-	}
-	if l.StallGrace > 0 {
-		d.StallGrace = l.StallGrace
-	}
-	return d
 }
 
 // limitsOption carries Limits through NewGRPCServer's options.
