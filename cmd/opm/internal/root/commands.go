@@ -8,6 +8,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/catalog"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/cmd/opm/internal/converttemplate"
+	crdcmd "github.com/opmkit/opm/cmd/opm/internal/crd"
 	"github.com/opmkit/opm/cmd/opm/internal/generate"
 	graphcmd "github.com/opmkit/opm/cmd/opm/internal/graph"
 	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
@@ -45,6 +46,7 @@ var commands = []command{
 	{build: catalog.NewCmd},
 	{build: serve.NewCmd},
 	{build: build.NewCmd},
+	{build: crdcmd.NewCmd},
 	{alpha: true, build: alphabundle.NewCmd},
 	{build: viewcmd.NewCmd},
 }
