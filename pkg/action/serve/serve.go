@@ -80,11 +80,20 @@ type Options struct {
 	// MemoryLimit is the soft memory limit (debug.SetMemoryLimit) while
 	// serving: bursts of calls (many ListBundles at once) allocate fast,
 	// and the limit makes the collector keep up instead of letting the
-	// heap balloon. 0 means max(64 MiB, 4 x the heap the index uses); a
+	// heap balloon. 0 means max(MinMemoryLimit, 4 x the heap the index
+	// uses); a
 	// negative value sets none (as does a GOMEMLIMIT environment
 	// variable).
 	MemoryLimit int64
 }
+
+// MinMemoryLimit is the least soft memory limit serving runs with. OLM
+// asks 50Mi for a catalog pod; about 21 MiB of it are the executable's own
+// pages (which the Go runtime does not count), so the runtime's share is
+// kept below 24 MiB: with at most serve.MaxMaterialising answers made at
+// once, OLM's whole call pattern on the largest conformance catalog then
+// peaks at about 44 MiB of RSS (docs/benchmarks.md).
+const MinMemoryLimit = 24 << 20
 
 // DefaultBuildGCPercent is the GOGC used while building the index.
 const DefaultBuildGCPercent = 30
@@ -189,7 +198,7 @@ func servingMemoryLimit(limit int64) int64 {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return max(64<<20, 4*int64(ms.HeapAlloc))
+	return max(MinMemoryLimit, 4*int64(ms.HeapAlloc))
 }
 
 // resolveCatalog returns the catalog directory for opts.Ref, pulling and
@@ -248,18 +257,40 @@ func extractCatalogImage(ctx context.Context, ref, tmp string, reg render.Regist
 
 // cacheMeta is what a cache of this build must say about itself.
 func cacheMeta(digest string, http bool) serve.CacheMeta {
+	return serve.CacheMeta{Format: serve.CacheFormat, OpmVersion: opmVersion(), Digest: digest, HTTP: http}
+}
+
+// opmVersion is how a cache names the opm that wrote it: the version, and
+// the commit when known.
+func opmVersion() string {
 	bi := buildinfo.Get()
-	v := bi.Version
-	if bi.GitCommit != "" {
-		v += "+" + bi.GitCommit
+	return versionOf(bi.Version, bi.GitCommit)
+}
+
+func versionOf(version, commit string) string {
+	if commit != "" {
+		return version + "+" + commit
 	}
-	return serve.CacheMeta{Format: serve.CacheFormat, OpmVersion: v, Digest: digest, HTTP: http}
+	return version
+}
+
+// CacheIdentity names the serve caches this opm loads: its cache format
+// and version. An opm image carries it in its imagebuild.LabelServeCache
+// label, so that a catalog image built on it gets a cache its server
+// loads only when the builder's identity is the same.
+func CacheIdentity() string { return serve.CacheFormat + " " + opmVersion() }
+
+// CacheIdentityOf is CacheIdentity for the opm of this source tree built
+// with the given version and commit (as the Makefile stamps them).
+func CacheIdentityOf(version, commit string) string {
+	return serve.CacheFormat + " " + versionOf(version, commit)
 }
 
 // index builds the index of dir, or loads it from the cache.
 func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger) (*serve.Index, *Result, error) {
-	// Through safefs, as every catalog read: names resolved inside dir
-	// (unless --follow-external-symlinks), regular files only.
+	// The catalog is read as render and validate read it: names resolved
+	// inside dir (unless --follow-external-symlinks), regular files only,
+	// within --max-file-size, cancellable.
 	fsys, err := safefs.OpenDir(ctx, dir)
 	if err != nil {
 		return nil, nil, err
@@ -277,22 +308,38 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		return x, &Result{Cache: "built", CacheDir: tmp}, nil
 	}
 
-	files, err := serve.CatalogFiles(fsys)
-	if err != nil {
-		return nil, nil, err
+	// The cache's own files are checked (hashed) while the catalog is
+	// hashed.
+	want := cacheMeta("", bopts.HTTP)
+	type opened struct {
+		c   *serve.Cache
+		err error
 	}
-	digest, err := serve.Digest(ctx, fsys, files)
-	if err != nil {
-		return nil, nil, err
-	}
-	want := cacheMeta(digest, bopts.HTTP)
-	have, err := serve.CheckCache(opts.CacheDir, want)
+	cc := make(chan opened, 1)
+	go func() {
+		c, err := serve.OpenCache(ctx, opts.CacheDir, want)
+		cc <- opened{c, err}
+	}()
+	digest, err := catalogDigest(ctx, fsys, name)
+	oc := <-cc
 	if err == nil {
-		x, lerr := serve.LoadCache(opts.CacheDir, have)
-		if lerr == nil {
-			return x, &Result{Cache: "cache hit", CacheDir: opts.CacheDir}, nil
+		err = ctx.Err()
+	}
+	if err != nil {
+		oc.c.Close()
+		return nil, nil, err
+	}
+	want.Digest = digest
+	err = oc.err
+	if err == nil {
+		if err = oc.c.Check(digest); err == nil {
+			x, lerr := oc.c.Load()
+			if lerr == nil {
+				return x, &Result{Cache: "cache hit", CacheDir: opts.CacheDir}, nil
+			}
+			err = lerr
 		}
-		err = lerr
+		oc.c.Close()
 	}
 	status := "cache built"
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -320,6 +367,19 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		return nil, nil, terr
 	}
 	return x, &Result{Cache: "built", CacheDir: tmp}, nil
+}
+
+// catalogDigest hashes the catalog's files (serve.Digest).
+func catalogDigest(ctx context.Context, fsys fs.FS, name string) (string, error) {
+	files, err := declcfg.ListFiles(ctx, fsys)
+	if err != nil {
+		return "", serve.NameErr(name, err)
+	}
+	digest, err := serve.Digest(ctx, fsys, files)
+	if err != nil {
+		return "", serve.NameErr(name, err)
+	}
+	return digest, nil
 }
 
 // serveIndex listens and serves until ctx is cancelled.
@@ -380,6 +440,7 @@ func serveIndex(ctx context.Context, x *serve.Index, opts Options, name string, 
 	go func() {
 		defer wg.Done()
 		done := make(chan struct{})
+		serve.Drain(srv) // clients that do not read do not hold the stop up
 		go func() { srv.GracefulStop(); close(done) }()
 		select {
 		case <-done:

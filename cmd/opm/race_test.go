@@ -1,0 +1,8 @@
+//go:build race
+
+package main
+
+// raceEnabled reports whether the race detector is on: it multiplies the
+// memory and time of the opm the tests run, so tests that bound them
+// build a binary without it.
+const raceEnabled = true
