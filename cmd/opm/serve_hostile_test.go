@@ -320,7 +320,7 @@ func TestServeCatalogHostile(t *testing.T) {
 					args = append(args, "--cache-dir", t.TempDir())
 				}
 				startOpm(t, work, args...).checkRun(1, 10*time.Second, 120,
-					"Error: serve cat: cat/"+sp.name+": open "+sp.name+": not a regular file ("+sp.kind+")")
+					"Error: serve cat: cat/"+sp.name+": not a regular file ("+sp.kind+")")
 			})
 		}
 	}
@@ -328,9 +328,9 @@ func TestServeCatalogHostile(t *testing.T) {
 	t.Run("max-file-size", func(t *testing.T) {
 		writeFiles(t, work, map[string]string{"big/foo.json": smallCatalog + strings.Repeat(" ", 5<<10-len(smallCatalog))})
 		startOpm(t, work, "serve", "big", "-p", addr, "-t", "", "--max-file-size", "2KiB").checkRun(1, 10*time.Second, 120,
-			"Error: serve big: big/foo.json: read foo.json: file size 5 KiB is over the limit of 2 KiB on a single file\nThe limit is set with --max-file-size.")
+			"Error: serve big: big/foo.json: file size 5 KiB is over the limit of 2 KiB on a single file\nThe limit is set with --max-file-size.")
 		startOpm(t, work, "serve", "big", "-p", addr, "-t", "", "--max-file-size", "2KiB", "--cache-dir", t.TempDir()).checkRun(1, 10*time.Second, 120,
-			"big/foo.json: read foo.json: file size 5 KiB is over the limit of 2 KiB")
+			"big/foo.json: file size 5 KiB is over the limit of 2 KiB")
 	})
 
 	// A FIFO in the catalog used to hang start-up for good, deaf to
@@ -450,7 +450,7 @@ func TestServeCacheHostile(t *testing.T) {
 			// Without the flag: rebuilt, with a warning, then served as
 			// built.
 			startOpm(t, work, "serve", "cat", "--cache-dir", "cache", "--cache-only", "-t", "").checkRun(0, 10*time.Second, 120,
-				`level=WARN msg="rebuilding the cache" cache=cache reason="cache requires rebuild: `+strings.ReplaceAll(tc.want, `"`, `\"`),
+				`level=warning msg="rebuilding the cache" cache=cache reason="cache requires rebuild: `+strings.ReplaceAll(tc.want, `"`, `\"`),
 				`status="cache rebuilt"`)
 			startOpm(t, work, "serve", "cat", "--cache-dir", "cache", "--cache-only", "--cache-enforce-integrity", "-t", "").checkRun(0, 10*time.Second, 120, `status="cache hit"`)
 			if fi, err := os.Lstat(filepath.Join(sub, "data.bin")); err != nil || !fi.Mode().IsRegular() {

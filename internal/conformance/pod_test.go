@@ -81,7 +81,7 @@ func TestCatalogPod(t *testing.T) {
 					TmpfsTmp:     true,
 				})
 				checkPod(t, p, calls)
-				if s := p.Output(); !strings.Contains(s, "cache=/var/cache/opm") || strings.Contains(s, "level=WARN") {
+				if s := p.Output(); !strings.Contains(s, "cache=/var/cache/opm") || strings.Contains(s, "level=warning") {
 					t.Errorf("the server did not serve from the image's cache without a warning:\n%s", s)
 				}
 			})

@@ -209,7 +209,9 @@ type servedProcess struct {
 	err    error
 }
 
-var serveAddrRE = regexp.MustCompile(`msg="serving registry".* addr=(\S+)`)
+// serveAddrRE finds the gRPC address in the "serving registry" line (the
+// value is quoted, as logrus quotes it: it holds a colon).
+var serveAddrRE = regexp.MustCompile(`msg="serving registry".* addr="?([^"\s]+)`)
 
 // startServe starts the binary on input, listening on a free loopback port.
 func startServe(t *testing.T, input string, extra ...string) *servedProcess {
@@ -560,7 +562,7 @@ func TestConformanceServeHTTP(t *testing.T) {
 	if conn := p.waitHealthy(t); conn == nil {
 		t.Fatalf("not healthy: %s", lastLine(p.output()))
 	}
-	m := regexp.MustCompile(`msg="serving registry".* http=(\S+)`).FindStringSubmatch(p.output())
+	m := regexp.MustCompile(`msg="serving registry".* http="?([^"\s]+)`).FindStringSubmatch(p.output())
 	if m == nil {
 		t.Fatalf("no HTTP address in the log: %s", p.output())
 	}

@@ -49,6 +49,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/opmkit/opm/internal/safefs"
 )
 
 // Matcher reports whether slash-separated paths relative to the root of fsys are ignored.
@@ -143,7 +145,7 @@ func (m *Matcher) readDir(fsys fs.FS, name, dir string) error {
 		file := path.Join(dir, name)
 		data, err := fs.ReadFile(fsys, file)
 		if err != nil {
-			return fmt.Errorf("reading ignore file %s: %w", file, err)
+			return fmt.Errorf("reading ignore file %s: %w", file, safefs.Refusal(err, file))
 		}
 		m.add(dir, data)
 	}

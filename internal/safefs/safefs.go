@@ -3,7 +3,10 @@
 //
 //   - a directory opened with [OpenDir] resolves every name, symbolic links
 //     included, inside it (os.Root): a link that leads outside is an error
-//     naming the file, never a read of what it points to;
+//     naming the file, never a read of what it points to. Only an explicit
+//     opt-in (Limits.FollowExternalLinks, opm's --follow-external-symlinks)
+//     follows such links, as upstream opm does; everything else below
+//     still holds then;
 //   - only regular files and directories are opened: a FIFO, a device or a
 //     socket is refused before anything blocks on it;
 //   - no file is read past a size limit (the limit travels in the context,
@@ -21,6 +24,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -31,7 +35,7 @@ const DefaultMaxFileSize int64 = 256 << 20
 var (
 	// ErrEscapes is the error of a name that resolves outside the
 	// directory being read (through a symbolic link, or an absolute link).
-	ErrEscapes = errors.New("a symbolic link leads outside the directory being read, or is absolute")
+	ErrEscapes = errors.New("a symbolic link leads outside the directory being read, or is absolute (refused unless --follow-external-symlinks is given)")
 	// ErrNotRegular is the error of a FIFO, device or socket.
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrTooLarge is matched by every *TooLargeError.
@@ -113,6 +117,11 @@ type Limits struct {
 	// MaxFileSize is the largest file read, in bytes; 0 or less means no
 	// limit.
 	MaxFileSize int64
+	// FollowExternalLinks makes OpenDir follow symbolic links that lead
+	// outside the directory (or are absolute), as upstream opm does. Off by
+	// default: a catalog from a pull request must not read the host's
+	// files. Files are still regular only and size-capped.
+	FollowExternalLinks bool
 }
 
 type limitsKey struct{}
@@ -139,6 +148,7 @@ type FS struct {
 	ctx   context.Context
 	fsys  fs.FS
 	root  *os.Root // set by OpenDir
+	dir   string   // set by OpenDir when it follows external links
 	limit int64
 }
 
@@ -151,7 +161,22 @@ func New(ctx context.Context, fsys fs.FS) *FS {
 
 // OpenDir opens the directory dir as an os.Root: every name is resolved
 // inside it. Close it when done.
+//
+// With Limits.FollowExternalLinks under ctx, names are resolved as the
+// operating system does, links leading outside dir included.
 func OpenDir(ctx context.Context, dir string) (*FS, error) {
+	if LimitsFrom(ctx).FollowExternalLinks {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			return nil, &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR}
+		}
+		f := New(ctx, os.DirFS(dir))
+		f.dir = dir
+		return f, nil
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -192,11 +217,14 @@ func (f *FS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	var file fs.File
-	if f.root != nil {
+	switch {
+	case f.root != nil:
 		// O_NONBLOCK: should the file have been swapped for a FIFO since
 		// the Stat, opening it still does not block (it is refused below).
 		file, err = f.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	} else {
+	case f.dir != "":
+		file, err = os.OpenFile(filepath.Join(f.dir, filepath.FromSlash(name)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	default:
 		file, err = f.fsys.Open(name)
 	}
 	if err != nil {
@@ -295,6 +323,30 @@ func ReadRegular(root *os.Root, name string, limit int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: -1, Limit: limit, For: fixedLimit}}
 	}
 	return data, nil
+}
+
+// IsRefusal reports whether err is one of this package's refusals of a
+// file: a link out of the directory, a file that is not regular, one over
+// the limit.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrEscapes) || errors.Is(err, ErrNotRegular)
+}
+
+// Refusal returns the reason of one of this package's refusals of a file
+// (a link out of the directory, a file that is not regular, one over the
+// limit) without the *fs.PathError that names the file, when file already
+// names it (file is the name, or ends with "/"+the name): the caller
+// prints the name itself, once. Anything else is returned as it is.
+func Refusal(err error, file string) error {
+	pe, ok := err.(*fs.PathError)
+	if !ok || !IsRefusal(pe.Err) {
+		return err
+	}
+	f, p := filepath.ToSlash(file), filepath.ToSlash(pe.Path)
+	if f == p || strings.HasSuffix(f, "/"+p) {
+		return pe.Err
+	}
+	return err
 }
 
 // fixedLimit is what ReadRegular's limits apply to, unless the caller

@@ -164,8 +164,7 @@ func ParseFS(ctx context.Context, fsys fs.FS) (*Bundle, error) {
 // cancellation: those end the parse, where upstream skips files it cannot
 // read.
 func unsafeRead(ctx context.Context, err error) bool {
-	return errors.Is(err, safefs.ErrEscapes) || errors.Is(err, safefs.ErrNotRegular) ||
-		errors.Is(err, safefs.ErrTooLarge) || ctx.Err() != nil
+	return safefs.IsRefusal(err) || ctx.Err() != nil
 }
 
 // readErr is the error of an unsafe read of file.
@@ -173,7 +172,7 @@ func readErr(ctx context.Context, file string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fileErr(file, err)
+	return fileErr(file, safefs.Refusal(err, file))
 }
 
 func (b *Bundle) addManifests(ctx context.Context, fsys *safefs.FS) error {

@@ -78,7 +78,7 @@ func TestHostileBundleDirectories(t *testing.T) {
 			setup: func(t *testing.T, root string) {
 				symlink(t, "../../secret", filepath.Join(root, "manifests/zz.yaml"))
 			},
-			wantErr: "manifests/zz.yaml: open manifests/zz.yaml: a symbolic link leads outside",
+			wantErr: "manifests/zz.yaml: a symbolic link leads outside",
 		},
 		{
 			name: "ManifestLinkChainOutOfRoot",
@@ -86,14 +86,14 @@ func TestHostileBundleDirectories(t *testing.T) {
 				symlink(t, "..", filepath.Join(root, "manifests/d"))
 				symlink(t, "d/manifests/d/manifests/d/../../secret", filepath.Join(root, "manifests/zz.yaml"))
 			},
-			wantErr: "manifests/zz.yaml: open manifests/zz.yaml: a symbolic link leads outside",
+			wantErr: "manifests/zz.yaml: a symbolic link leads outside",
 		},
 		{
 			name: "AbsoluteLink",
 			setup: func(t *testing.T, root string) {
 				symlink(t, filepath.Join(filepath.Dir(root), "secret"), filepath.Join(root, "metadata/a.yaml"))
 			},
-			wantErr: "metadata/a.yaml: open metadata/a.yaml: a symbolic link leads outside",
+			wantErr: "metadata/a.yaml: a symbolic link leads outside",
 		},
 		{
 			name: "MetadataDirLinkOutOfRoot",
@@ -112,7 +112,7 @@ func TestHostileBundleDirectories(t *testing.T) {
 					t.Skipf("mkfifo: %v", err)
 				}
 			},
-			wantErr: "manifests/fifo.yaml: open manifests/fifo.yaml: not a regular file (a named pipe)",
+			wantErr: "manifests/fifo.yaml: not a regular file (a named pipe)",
 		},
 		{
 			name: "FIFOInMetadata",
@@ -121,7 +121,7 @@ func TestHostileBundleDirectories(t *testing.T) {
 					t.Skipf("mkfifo: %v", err)
 				}
 			},
-			wantErr: "metadata/a-fifo: open metadata/a-fifo: not a regular file (a named pipe)",
+			wantErr: "metadata/a-fifo: not a regular file (a named pipe)",
 		},
 		{
 			name: "ManifestOverTheLimit",
@@ -132,7 +132,7 @@ func TestHostileBundleDirectories(t *testing.T) {
 				}
 			},
 			limit:   4096,
-			wantErr: "manifests/big.yaml: read manifests/big.yaml: file size 4.0 KiB is over the limit of 4 KiB on a single file",
+			wantErr: "manifests/big.yaml: file size 4.0 KiB is over the limit of 4 KiB on a single file",
 			is:      declcfg.ErrFileTooLarge,
 		},
 	} {

@@ -57,7 +57,9 @@ func (c *Catalog) AddBundle(b declcfg.Bundle, channels []string, e Edges, create
 	}
 	if c.Package(pkg) == nil {
 		if !create {
-			return refusef("unknown package %q (add --create to create it, with default channel %q)", pkg, channels[0])
+			e := c.unknownPackage(pkg)
+			e.Hint = fmt.Sprintf("add --create to create it, with default channel %q", channels[0])
+			return e
 		}
 		if err := c.createPackage(pkg, channels[0]); err != nil {
 			return err

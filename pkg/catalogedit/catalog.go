@@ -129,6 +129,9 @@ func Open(ctx context.Context, p string) (*Catalog, error) {
 	}
 	c := &Catalog{Path: p, files: map[string]*fileEdit{}}
 	if st.IsDir() {
+		if err := declcfg.NotOCILayout(p); err != nil {
+			return nil, err
+		}
 		c.dir = true
 		c.root, err = os.OpenRoot(p)
 		if err != nil {

@@ -35,13 +35,15 @@ func (c *Catalog) Deprecate(pkg, target string, names []string, message string, 
 		schema = declcfg.SchemaChannel
 		for _, n := range names {
 			if c.Channel(pkg, n) == nil {
-				return refusef("package %q has no channel %q", pkg, n)
+				return c.unknownChannel(pkg, n)
 			}
 		}
 	case TargetBundle:
 		schema = declcfg.SchemaBundle
-		for _, n := range names {
-			if err := c.requireBundle(pkg, n); err != nil {
+		names = slices.Clone(names)
+		for i, n := range names {
+			var err error
+			if names[i], err = c.resolveBundle(pkg, n); err != nil {
 				return err
 			}
 		}

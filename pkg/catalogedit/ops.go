@@ -3,12 +3,14 @@ package catalogedit
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/versionrange"
@@ -79,9 +81,29 @@ func refusef(format string, args ...any) error { return fmt.Errorf(format, args.
 func (c *Catalog) requirePackage(pkg string) (*Blob, error) {
 	pb := c.Package(pkg)
 	if pb == nil {
-		return nil, refusef("unknown package %q", pkg)
+		return nil, c.unknownPackage(pkg)
 	}
 	return pb, nil
+}
+
+// unknownPackage is the error for a package the catalog does not have.
+func (c *Catalog) unknownPackage(pkg string) *suggest.UnknownError {
+	var names []string
+	for _, b := range c.blobs {
+		if b.Schema == declcfg.SchemaPackage && !b.deleted {
+			names = append(names, b.Name)
+		}
+	}
+	return suggest.Unknown("package", pkg, "", names)
+}
+
+// unknownChannel is the error for a channel pkg does not have.
+func (c *Catalog) unknownChannel(pkg, chName string) *suggest.UnknownError {
+	var names []string
+	for _, ch := range c.Channels(pkg) {
+		names = append(names, ch.Name)
+	}
+	return suggest.Unknown("channel", chName, fmt.Sprintf("of package %q", pkg), names)
 }
 
 // hasBundle reports whether pkg has a bundle called name: an olm.bundle
@@ -118,14 +140,37 @@ func (c *Catalog) versionOf(pkg, name string) (semver.Version, bool) {
 	return v, true
 }
 
-func (c *Catalog) requireBundle(pkg, name string) error {
-	if !c.hasBundle(pkg, name) {
-		if c.Template {
-			return refusef("package %q has no bundle %q in any channel of the template", pkg, name)
-		}
-		return refusef("package %q has no bundle %q", pkg, name)
+// resolveBundle returns the name of the bundle of pkg that s names: its
+// name, or its version (a leading "v" is fine) when exactly one bundle has
+// it. A template's bundles have no known versions.
+func (c *Catalog) resolveBundle(pkg, s string) (string, error) {
+	if c.hasBundle(pkg, s) {
+		return s, nil
 	}
-	return nil
+	scope := fmt.Sprintf("of package %q", pkg)
+	if c.Template {
+		scope += " in any channel of the template"
+	}
+	e := suggest.Unknown("bundle", s, scope, slices.Collect(maps.Keys(c.bundleNames(pkg))))
+	v, err := versionrange.ParseVersion(s)
+	if err != nil || c.Template {
+		return "", e
+	}
+	var names []string
+	for _, b := range c.Bundles(pkg) {
+		if bv, ok := c.versionOf(pkg, b.Name); ok && bv.Equals(v) {
+			names = append(names, b.Name)
+		}
+	}
+	sort.Strings(names)
+	switch len(names) {
+	case 0:
+		e.Hint = fmt.Sprintf("no bundle has version %s", v)
+		return "", e
+	case 1:
+		return names[0], nil
+	}
+	return "", refusef("package %q: bundles %s all have version %s; name one of them instead", pkg, strings.Join(names, ", "), v)
 }
 
 func graphEntries(es []declcfg.ChannelEntry) []graph.Entry {
@@ -257,7 +302,9 @@ func (c *Catalog) writeEntries(b *Blob, es []declcfg.ChannelEntry) error {
 func (c *Catalog) addEntry(what, pkg, chName, name string, ver *semver.Version, e Edges, create bool) error {
 	chb := c.Channel(pkg, chName)
 	if chb == nil && !create {
-		return refusef("package %q has no channel %q (add --create to create it)", pkg, chName)
+		e := c.unknownChannel(pkg, chName)
+		e.Hint = "add --create to create it"
+		return e
 	}
 	var before []declcfg.ChannelEntry
 	if chb != nil {
@@ -459,7 +506,8 @@ func (c *Catalog) Promote(pkg, bundle, chName string, e Edges, create bool) erro
 	if _, err := c.requirePackage(pkg); err != nil {
 		return err
 	}
-	if err := c.requireBundle(pkg, bundle); err != nil {
+	bundle, err := c.resolveBundle(pkg, bundle)
+	if err != nil {
 		return err
 	}
 	var ver *semver.Version
@@ -477,12 +525,7 @@ func (c *Catalog) SetDefaultChannel(pkg, chName string) error {
 		return err
 	}
 	if c.Channel(pkg, chName) == nil {
-		names := []string{}
-		for _, ch := range c.Channels(pkg) {
-			names = append(names, ch.Name)
-		}
-		sort.Strings(names)
-		return refusef("package %q has no channel %q (its channels: %s)", pkg, chName, strings.Join(names, ", "))
+		return c.unknownChannel(pkg, chName)
 	}
 	old := pb.pkg.DefaultChannel
 	if old == chName {

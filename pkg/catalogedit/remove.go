@@ -61,7 +61,8 @@ func (c *Catalog) RemoveBundles(ctx context.Context, pkg string, names []string,
 	}
 	remove := map[string]bool{}
 	for _, n := range names {
-		if err := c.requireBundle(pkg, n); err != nil {
+		n, err := c.resolveBundle(pkg, n)
+		if err != nil {
 			return nil, err
 		}
 		remove[n] = true

@@ -164,7 +164,8 @@ func TestRemoveRefusals(t *testing.T) {
 		want  string
 	}{
 		{"q", []string{"p.v1.0.0"}, `unknown package "q"`},
-		{"p", []string{"p.v9.0.0"}, `package "p" has no bundle "p.v9.0.0"`},
+		{"p", []string{"p.v9.0.0"}, `unknown bundle "p.v9.0.0" of package "p"; did you mean "p.v1.0.0"?`},
+		{"p", []string{"v9.0.0"}, `unknown bundle "v9.0.0" of package "p" (bundles: p.v1.0.0, p.v1.1.0); no bundle has version 9.0.0`},
 		{"p", []string{"p.v1.0.0", "p.v1.1.0"}, `would leave package "p" without bundles`},
 	} {
 		_, err := c.RemoveBundles(context.Background(), tc.pkg, tc.names, RemoveOptions{})
@@ -187,8 +188,9 @@ func TestPromoteRefusals(t *testing.T) {
 		want            string
 	}{
 		{"p.v1.0.0", "c", Edges{}, `bundle "p.v1.0.0" is already in channel "c"`},
-		{"p.v1.0.0", "fast", Edges{}, `package "p" has no channel "fast" (add --create to create it)`},
-		{"p.v2.0.0", "c", Edges{}, `package "p" has no bundle "p.v2.0.0"`},
+		{"p.v1.0.0", "fast", Edges{}, `unknown channel "fast" of package "p" (channels: c); add --create to create it`},
+		{"p.v2.0.0", "c", Edges{}, `unknown bundle "p.v2.0.0" of package "p"; did you mean "p.v1.0.0"?`},
+		{"v1.0.0", "c", Edges{}, `bundle "p.v1.0.0" is already in channel "c"`}, // a version names the bundle
 		{"p.v1.0.0", "c", Edges{SkipRange: "not a range"}, `invalid skip range`},
 	} {
 		err := c.Promote("p", tc.bundle, tc.channel, tc.e, false)

@@ -3,9 +3,12 @@ package compose
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
 )
@@ -264,7 +267,9 @@ func Diff(old, cur *Summary, opts DiffOptions) (*Report, error) {
 		want := map[string]bool{}
 		for _, n := range opts.Packages {
 			if old.Packages[n] == nil && cur.Packages[n] == nil {
-				return nil, fmt.Errorf("package %q is in neither %s nor %s", n, old.Source, cur.Source)
+				all := slices.Collect(maps.Keys(old.Packages))
+				all = slices.AppendSeq(all, maps.Keys(cur.Packages))
+				return nil, suggest.Unknown("package", n, fmt.Sprintf("in %s or %s", old.Source, cur.Source), all)
 			}
 			want[n] = true
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/model"
@@ -105,7 +106,13 @@ func Filter(cfg *declcfg.DeclarativeConfig, opts FilterOptions) (*FilterResult, 
 		}
 		b := blobs[s.Name]
 		if b == nil || len(b.packages) == 0 {
-			return nil, fmt.Errorf("package %q is not in the catalog", s.Name)
+			var names []string
+			for n, pb := range blobs {
+				if len(pb.packages) > 0 {
+					names = append(names, n)
+				}
+			}
+			return nil, suggest.Unknown("package", s.Name, "", names)
 		}
 		selected[s.Name] = s
 	}
@@ -235,17 +242,17 @@ func boundsRange(min, max string) (*versionrange.SkipRange, error) {
 	var parts []string
 	var lo, hi semver.Version
 	if min != "" {
-		v, err := semver.Parse(min)
+		v, err := versionrange.ParseVersion(min)
 		if err != nil {
-			return nil, fmt.Errorf("invalid minimum version %q: %w", min, err)
+			return nil, fmt.Errorf("minimum: %w", err)
 		}
 		lo = v
 		parts = append(parts, ">="+v.String())
 	}
 	if max != "" {
-		v, err := semver.Parse(max)
+		v, err := versionrange.ParseVersion(max)
 		if err != nil {
-			return nil, fmt.Errorf("invalid maximum version %q: %w", max, err)
+			return nil, fmt.Errorf("maximum: %w", err)
 		}
 		hi = v
 		parts = append(parts, "<="+v.String())
@@ -283,7 +290,7 @@ func filterPackage(cfg *declcfg.DeclarativeConfig, b *pkgBlobs, pg *graph.Packag
 		for _, cs := range s.Channels {
 			c := pg.Channel(cs.Name)
 			if c == nil {
-				return nil, fmt.Errorf("no channel %q (channels: %s)", cs.Name, strings.Join(pg.ChannelNames(), ", "))
+				return nil, suggest.Unknown("channel", cs.Name, "", pg.ChannelNames())
 			}
 			if seen[cs.Name] {
 				return nil, fmt.Errorf("channel %q is selected more than once", cs.Name)

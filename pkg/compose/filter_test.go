@@ -216,11 +216,13 @@ func TestFilterErrors(t *testing.T) {
 		sel  PackageSelection
 		want string
 	}{
-		{PackageSelection{Name: "q"}, `package "q" is not in the catalog`},
-		{PackageSelection{Name: "p", Channels: []ChannelSelection{{Name: "beta"}}}, `package "p": no channel "beta" (channels: stable)`},
+		{PackageSelection{Name: "q"}, `unknown package "q" (packages: p)`},
+		{PackageSelection{Name: "p", Channels: []ChannelSelection{{Name: "beta"}}}, `package "p": unknown channel "beta" (channels: stable)`},
+		{PackageSelection{Name: "p", Channels: []ChannelSelection{{Name: "stabel"}}}, `package "p": unknown channel "stabel"; did you mean "stable"?`},
 		{PackageSelection{Name: "p", Channels: []ChannelSelection{{Name: "stable", MinVersion: "3.0.0"}}}, `channel "stable" has no bundle at or above version 3.0.0`},
 		{PackageSelection{Name: "p", MinVersion: "3.0.0"}, `no channel has a bundle at or above version 3.0.0`},
-		{PackageSelection{Name: "p", MinVersion: "v1"}, `invalid minimum version "v1"`},
+		{PackageSelection{Name: "p", MinVersion: "v1"}, `minimum: invalid version "v1"`},
+		{PackageSelection{Name: "p", MinVersion: "v3.0.0"}, `no channel has a bundle at or above version v3.0.0`}, // a leading v is fine
 		{PackageSelection{Name: "p", MinVersion: "2.0.0", MaxVersion: "1.0.0"}, `minimum version 2.0.0 is above maximum version 1.0.0`},
 	} {
 		_, err := Filter(cfg, FilterOptions{Packages: []PackageSelection{tt.sel}})

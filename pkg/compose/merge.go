@@ -47,11 +47,75 @@ type MergeOptions struct {
 // MergeResult is the merged catalog and the packages an input lost.
 type MergeResult struct {
 	Config *declcfg.DeclarativeConfig
-	// Notes name, for each package several inputs held, the input that
-	// won and those that lost it.
-	Notes []string
+	// Preferred are the packages several inputs held, each with the input
+	// --prefer took it from, in package order.
+	Preferred []Preferred
 	// Packages is the number of packages in the result.
 	Packages int
+}
+
+// Preferred is a package several inputs held: the input it was taken
+// from, and the others.
+type Preferred struct {
+	Package string
+	From    string
+	Over    []string
+	Prefer  Prefer
+}
+
+// maxNamed is how many packages a summary line of Notes names.
+const maxNamed = 5
+
+// Notes are the lines that tell what --prefer chose: one per winning
+// input and set of losing inputs, naming a few packages and counting the
+// rest; with all, one per package.
+func (r *MergeResult) Notes(all bool) []string {
+	var out []string
+	if all {
+		for _, p := range r.Preferred {
+			out = append(out, fmt.Sprintf("package %q: taken from %s (--prefer %s), not from %s", p.Package, p.From, p.Prefer, strings.Join(p.Over, ", ")))
+		}
+		return out
+	}
+	type group struct {
+		from, over string
+		prefer     Prefer
+		names      []string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, p := range r.Preferred {
+		over := strings.Join(p.Over, ", ")
+		key := p.From + "\x00" + over
+		g := byKey[key]
+		if g == nil {
+			g = &group{from: p.From, over: over, prefer: p.Prefer}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.names = append(g.names, p.Package)
+	}
+	for _, g := range groups {
+		n := len(g.names)
+		if n == 1 {
+			out = append(out, fmt.Sprintf("package %q: taken from %s (--prefer %s), not from %s", g.names[0], g.from, g.prefer, g.over))
+			continue
+		}
+		named := quoteNames(g.names[:min(n, maxNamed)])
+		if n > maxNamed {
+			named += fmt.Sprintf(" and %d more", n-maxNamed)
+		}
+		out = append(out, fmt.Sprintf("%d packages taken from %s (--prefer %s), not from %s: %s", n, g.from, g.prefer, g.over, named))
+	}
+	return out
+}
+
+func quoteNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // ConflictError lists the packages that several inputs hold.
@@ -126,7 +190,7 @@ func Merge(inputs []Input, opts MergeOptions) (*MergeResult, error) {
 					lost = append(lost, inputs[i].Source)
 				}
 			}
-			res.Notes = append(res.Notes, fmt.Sprintf("package %q: taken from %s (--prefer %s), not from %s", name, inputs[win].Source, opts.Prefer, strings.Join(lost, ", ")))
+			res.Preferred = append(res.Preferred, Preferred{Package: name, From: inputs[win].Source, Over: lost, Prefer: opts.Prefer})
 		default:
 			conflicts = append(conflicts, Conflict{Package: name, Sources: sources})
 		}

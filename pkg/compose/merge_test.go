@@ -3,8 +3,10 @@ package compose
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +22,7 @@ func TestMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Packages != 2 || len(res.Config.Bundles) != 2 || len(res.Config.Others) != 2 || len(res.Notes) != 0 {
+	if res.Packages != 2 || len(res.Config.Bundles) != 2 || len(res.Config.Others) != 2 || len(res.Preferred) != 0 {
 		t.Errorf("result %+v", res)
 	}
 
@@ -47,9 +49,25 @@ func TestMerge(t *testing.T) {
 		if strings.Join(names, " ") != want+" b.v1.0.0" && strings.Join(names, " ") != "b.v1.0.0 "+want {
 			t.Errorf("%s: bundles %q", prefer, names)
 		}
-		if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], `package "a": taken from`) {
-			t.Errorf("%s: notes %q", prefer, res.Notes)
+		if n := res.Notes(false); len(n) != 1 || !strings.Contains(n[0], `package "a": taken from`) {
+			t.Errorf("%s: notes %q", prefer, n)
 		}
+	}
+	// Many packages from one input: one line, a few names, a count.
+	many := MergeResult{}
+	for i := range 8 {
+		many.Preferred = append(many.Preferred, Preferred{Package: fmt.Sprintf("p%d", i), From: "B", Over: []string{"A"}, Prefer: PreferLast})
+	}
+	many.Preferred = append(many.Preferred, Preferred{Package: "q", From: "C", Over: []string{"A", "B"}, Prefer: PreferLast})
+	want := []string{
+		`8 packages taken from B (--prefer last), not from A: "p0", "p1", "p2", "p3", "p4" and 3 more`,
+		`package "q": taken from C (--prefer last), not from A, B`,
+	}
+	if got := many.Notes(false); !slices.Equal(got, want) {
+		t.Errorf("summary\n%q\nwant\n%q", got, want)
+	}
+	if got := many.Notes(true); len(got) != 9 || got[0] != `package "p0": taken from B (--prefer last), not from A` {
+		t.Errorf("all: %q", got)
 	}
 	// An invalid input makes an invalid result: refused.
 	bad := testCatalog("c", "nope", map[string][]string{"stable": {"c.v1.0.0"}})

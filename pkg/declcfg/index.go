@@ -169,6 +169,9 @@ func openCatalogDir(ctx context.Context, dir string) (*safefs.FS, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%q is not a directory", dir)
 	}
+	if err := NotOCILayout(dir); err != nil {
+		return nil, err
+	}
 	return safefs.OpenDir(ctx, dir)
 }
 

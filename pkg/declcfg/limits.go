@@ -24,8 +24,26 @@ func IsMaxFileSizeError(err error) bool { return safefs.IsFileSizeLimit(err) }
 // document or value of a stream larger than n bytes; n <= 0 means no limit.
 // Without it the limit is DefaultMaxFileSize.
 func WithMaxFileSize(ctx context.Context, n int64) context.Context {
-	return safefs.WithLimits(ctx, safefs.Limits{MaxFileSize: n})
+	l := safefs.LimitsFrom(ctx)
+	l.MaxFileSize = n
+	return safefs.WithLimits(ctx, l)
 }
+
+// WithFollowExternalSymlinks returns a context under which the loaders of
+// this module follow symbolic links that lead outside a catalog or bundle
+// directory (or are absolute), as upstream opm does. Without it such a
+// link is an error naming the file (errors.Is(err, ErrEscapes)): a catalog
+// from a pull request must not read the files of the machine that checks
+// it. Files are still read only when regular and within the size limit.
+func WithFollowExternalSymlinks(ctx context.Context, follow bool) context.Context {
+	l := safefs.LimitsFrom(ctx)
+	l.FollowExternalLinks = follow
+	return safefs.WithLimits(ctx, l)
+}
+
+// ErrEscapes is matched (errors.Is) by the error of a symbolic link that
+// leads outside the directory being read.
+var ErrEscapes = safefs.ErrEscapes
 
 // MaxFileSize returns the file size limit in force under ctx (<= 0: none).
 func MaxFileSize(ctx context.Context) int64 {

@@ -38,7 +38,7 @@ type LoadError struct {
 func (e *LoadError) Error() string {
 	msg := e.text
 	if msg == "" {
-		msg = e.Err.Error()
+		msg = e.message()
 	}
 	if !e.Pos.IsValid() {
 		return msg
@@ -48,12 +48,22 @@ func (e *LoadError) Error() string {
 
 func (e *LoadError) Unwrap() error { return e.Err }
 
+// message is Err's text, less the file name when Err is one of safefs's
+// refusals of the very file the position names ("f.yaml: file size ... is
+// over the limit", not "f.yaml: read f.yaml: file size ...").
+func (e *LoadError) message() string {
+	if e.Pos.File != "" {
+		return safefs.Refusal(e.Err, e.Pos.File).Error()
+	}
+	return e.Err.Error()
+}
+
 // UpstreamMessage returns the text upstream opm prints for err: the
 // message of the innermost LoadError without its position.
 func UpstreamMessage(err error) string {
 	var le *LoadError
 	if errors.As(err, &le) {
-		return le.Err.Error()
+		return le.message()
 	}
 	return err.Error()
 }
@@ -88,6 +98,9 @@ func LoadDir(ctx context.Context, dir string, opts ...LoadOption) (*DeclarativeC
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%q is not a directory", dir)
 	}
+	if err := NotOCILayout(dir); err != nil {
+		return nil, err
+	}
 	fsys, err := safefs.OpenDir(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -95,6 +108,24 @@ func LoadDir(ctx context.Context, dir string, opts ...LoadOption) (*DeclarativeC
 	defer fsys.Close()
 	opts = append([]LoadOption{WithPathPrefix(filepath.ToSlash(filepath.Clean(dir)))}, opts...)
 	return LoadFS(ctx, fsys, opts...)
+}
+
+// ErrOCILayout is matched (errors.Is) by the error of a directory that is
+// an OCI image layout, given where a catalog directory was expected.
+var ErrOCILayout = errors.New("an OCI image layout, not a catalog directory")
+
+// NotOCILayout returns an error matching ErrOCILayout when dir is an OCI
+// image layout (an oci-layout file and an index.json at its root): read
+// as a catalog, its blobs would give a baffling parse error. The error
+// says to name it oci:DIR, which reads the image in it.
+func NotOCILayout(dir string) error {
+	for _, name := range []string{"oci-layout", "index.json"} {
+		st, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || !st.Mode().IsRegular() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is %w: to read the image it holds, write oci:%s", dir, ErrOCILayout, dir)
 }
 
 // LoadFS loads every non-ignored file of fsys, whatever its extension, as

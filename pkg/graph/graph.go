@@ -7,6 +7,7 @@ import (
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/versionrange"
 )
@@ -173,6 +174,22 @@ func (p *PackageGraph) ChannelNames() []string {
 	return out
 }
 
+// UnknownChannel is the error for a channel the package does not have.
+func (p *PackageGraph) UnknownChannel(name string) *suggest.UnknownError {
+	return suggest.Unknown("channel", name, fmt.Sprintf("of package %q", p.Name), p.ChannelNames())
+}
+
+// UnknownBundle is the error for a bundle the package does not have.
+func (p *PackageGraph) UnknownBundle(name string) *suggest.UnknownError {
+	var names []string
+	for _, n := range p.Nodes {
+		if n.HasBundle {
+			names = append(names, n.Name)
+		}
+	}
+	return suggest.Unknown("bundle", name, fmt.Sprintf("of package %q", p.Name), names)
+}
+
 // Graph holds the upgrade graphs of every package of a catalog.
 type Graph struct {
 	Packages []*PackageGraph // sorted by name
@@ -194,6 +211,11 @@ func (g *Graph) PackageNames() []string {
 		out[i] = p.Name
 	}
 	return out
+}
+
+// UnknownPackage is the error for a package the catalog does not have.
+func (g *Graph) UnknownPackage(name string) *suggest.UnknownError {
+	return suggest.Unknown("package", name, "", g.PackageNames())
 }
 
 // New builds the upgrade graphs of cfg. Every package that has a blob,

@@ -101,7 +101,7 @@ func TestAllPairsMatchesPath(t *testing.T) {
 func TestAllPairsErrors(t *testing.T) {
 	p := seedEtcd(t)
 	_, err := p.AllPairs(Classic, []string{"alpha", "alpha2"})
-	checkErr(t, err, `package "etcd" has no channel "alpha2" (channels: alpha)`)
+	checkErr(t, err, `unknown channel "alpha2" of package "etcd"; did you mean "alpha"?`)
 	_, err = p.AllPairs("v0", nil)
 	checkErr(t, err, `unknown semantics "v0", expected classic or v1`)
 	tab, err := p.AllPairs(Classic, nil)

@@ -105,7 +105,7 @@ func (p *PackageGraph) ResolveInstalled(from, bundle string) (Installed, error) 
 		if from == "" || from == bundle {
 			return in, nil
 		}
-		v, err := semver.Parse(from)
+		v, err := versionrange.ParseVersion(from)
 		if err != nil || v.String() != n.Version.String() {
 			return Installed{}, fmt.Errorf("package %q: bundle %q has version %s, not %s", p.Name, bundle, n.Version, from)
 		}
@@ -118,7 +118,7 @@ func (p *PackageGraph) ResolveInstalled(from, bundle string) (Installed, error) 
 	if from == "" {
 		return in, nil
 	}
-	v, err := semver.Parse(from)
+	v, err := versionrange.ParseVersion(from)
 	if err != nil {
 		return Installed{}, fmt.Errorf("package %q has no bundle named %q, so --from must give its version: %w", p.Name, bundle, err)
 	}
@@ -156,9 +156,11 @@ func (p *PackageGraph) Resolve(s string) (Installed, error) {
 	if n := p.Nodes[s]; n != nil {
 		return installedFrom(n), nil
 	}
-	v, err := semver.Parse(s)
+	v, err := versionrange.ParseVersion(s)
 	if err != nil {
-		return Installed{}, fmt.Errorf("package %q has no bundle named %q, and it is not a version: %w", p.Name, s, err)
+		e := p.UnknownBundle(s)
+		e.Hint = "give a bundle name or a version"
+		return Installed{}, e
 	}
 	var names []string
 	for _, n := range p.Nodes {
@@ -385,7 +387,7 @@ func (p *PackageGraph) selectChannels(names []string) ([]*ChannelGraph, error) {
 	for _, n := range names {
 		c := p.Channel(n)
 		if c == nil {
-			return nil, fmt.Errorf("package %q has no channel %q (channels: %s)", p.Name, n, strings.Join(p.ChannelNames(), ", "))
+			return nil, p.UnknownChannel(n)
 		}
 		if !seen[n] {
 			seen[n] = true

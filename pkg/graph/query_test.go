@@ -294,7 +294,7 @@ func TestPathChannels(t *testing.T) {
 	})
 	t.Run("Error/unknown channel", func(t *testing.T) {
 		_, err := p.Path(in, PathOptions{Semantics: V1, Channels: []string{"nope"}})
-		checkErr(t, err, `package "op" has no channel "nope" (channels: broken, fast, stable)`)
+		checkErr(t, err, `unknown channel "nope" of package "op" (channels: broken, fast, stable)`)
 	})
 	t.Run("Error/unknown semantics", func(t *testing.T) {
 		_, err := p.Path(in, PathOptions{Semantics: "v2"})
@@ -352,7 +352,8 @@ func TestResolve(t *testing.T) {
 		{name: "Success/version of a bundle", in: "4.1.2", want: Installed{Name: "elasticsearch-operator.v4.1.2", Version: semver.MustParse("4.1.2"), HasVersion: true}},
 		{name: "Success/version without bundle", in: "4.1.0", want: Installed{Version: semver.MustParse("4.1.0"), HasVersion: true}},
 		{name: "Success/name without bundle", in: "elasticsearch-operator.v4.1.1", want: Installed{Name: "elasticsearch-operator.v4.1.1"}},
-		{name: "Error/neither", in: "v4.1.0", wantErr: `package "elasticsearch-operator" has no bundle named "v4.1.0", and it is not a version: Invalid character(s) found in major number "v4"`},
+		{name: "Success/version with a v", in: "v4.1.2", want: Installed{Name: "elasticsearch-operator.v4.1.2", Version: semver.MustParse("4.1.2"), HasVersion: true}},
+		{name: "Error/neither", in: "elasticsearch-operator.v4.1.9", wantErr: `unknown bundle "elasticsearch-operator.v4.1.9" of package "elasticsearch-operator"; give a bundle name or a version; did you mean "elasticsearch-operator.v4.1.2"?`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,7 +83,7 @@ func TestNewReachErrors(t *testing.T) {
 	}{
 		{Classic, nil, `package "p" has no default channel; name a channel`},
 		{Classic, []string{"a", "b"}, "OLM classic follows one channel at a time, got 2"},
-		{Classic, []string{"c"}, `package "p" has no channel "c" (channels: a, b)`},
+		{Classic, []string{"c"}, `unknown channel "c" of package "p" (channels: a, b)`},
 		{"v0", nil, `unknown semantics "v0", expected classic or v1`},
 	} {
 		if _, err := p.NewReach(tt.sem, tt.chans); err == nil || err.Error() != tt.want {

@@ -134,7 +134,7 @@ func TestInstalledNotInCatalog(t *testing.T) {
 
 	errs := []struct{ name, from, bundle, want string }{
 		{"Error/bundle with another version", "1.0.0", "op.v1.1.0", `package "op": bundle "op.v1.1.0" has version 1.1.0, not 1.0.0`},
-		{"Error/missing bundle needs a version", "op.v1.1.0", "op.v1.0.0", `package "op" has no bundle named "op.v1.0.0", so --from must give its version: Invalid character(s) found in major number "op"`},
+		{"Error/missing bundle needs a version", "op.v1.1.0", "op.v1.0.0", `package "op" has no bundle named "op.v1.0.0", so --from must give its version: invalid version "op.v1.1.0": Invalid character(s) found in major number "op"`},
 	}
 	for _, tt := range errs {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/opmkit/opm/internal/suggest"
 )
 
 // Select returns the graph restricted to the named packages and channels
@@ -20,7 +22,7 @@ func (g *Graph) Select(packages, channels []string) (*Graph, error) {
 		for _, name := range packages {
 			p := g.Package(name)
 			if p == nil {
-				return nil, fmt.Errorf("no package %q in the catalog (packages: %s)", name, strings.Join(g.PackageNames(), ", "))
+				return nil, g.UnknownPackage(name)
 			}
 			if !seen[name] {
 				seen[name] = true
@@ -52,9 +54,17 @@ func (g *Graph) Select(packages, channels []string) (*Graph, error) {
 		}
 	}
 	for _, c := range channels {
-		if !found[c] {
-			return nil, fmt.Errorf("no channel %q in package(s) %s", c, strings.Join(out.PackageNames(), ", "))
+		if found[c] {
+			continue
 		}
+		if len(out.Packages) == 1 {
+			return nil, out.Packages[0].UnknownChannel(c)
+		}
+		var all []string
+		for _, p := range out.Packages {
+			all = append(all, p.ChannelNames()...)
+		}
+		return nil, suggest.Unknown("channel", c, "in any of the packages", all)
 	}
 	out.Packages = pkgs
 	return out, nil

@@ -494,7 +494,7 @@ func TestInputErrors(t *testing.T) {
 		want string
 	}{
 		{[]Catalog{cat("c", 0, c)}, Request{Installed: installed("x/db.v1")}, `installed bundle x/db.v1: no catalog named "x"`},
-		{[]Catalog{cat("c", 0, c)}, Request{Installed: installed("c/db.v9")}, `installed bundle c/db.v9: catalog "c" has no bundle named "db.v9"`},
+		{[]Catalog{cat("c", 0, c)}, Request{Installed: installed("c/db.v9")}, `installed bundle c/db.v9: unknown bundle "db.v9" in catalog "c"; did you mean "db.v1" or "db.v2"?`},
 		{[]Catalog{cat("c", 0, c)}, Request{Installed: installed("c/db.v1", "c/db.v2")}, `installed bundles db.v1 and db.v2 are both of package "db"`},
 		{[]Catalog{cat("c", 0, c), cat("c", 1, c)}, Request{}, `catalog "c" is given twice`},
 		{[]Catalog{cat("c", 0, c)}, Request{Subscriptions: []Subscription{{Package: "db", Catalog: "x"}}}, `subscription db: no catalog named "x"`},

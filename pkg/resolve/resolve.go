@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -331,7 +332,14 @@ func (r *resolution) setup(req Request) error {
 		}
 		switch len(found) {
 		case 0:
-			return inputErrorf("installed bundle %s/%s: catalog %q has no bundle named %q", in.Catalog, in.Bundle, in.Catalog, in.Bundle)
+			var names []string
+			for _, p := range cat.pkgs {
+				for n := range p.bundles {
+					names = append(names, n)
+				}
+			}
+			return &InputError{Err: fmt.Errorf("installed bundle %s/%s: %w", in.Catalog, in.Bundle,
+				suggest.Unknown("bundle", in.Bundle, fmt.Sprintf("in catalog %q", in.Catalog), names))}
 		case 1:
 		default:
 			return inputErrorf("installed bundle %s/%s: catalog %q has %d bundles named %q", in.Catalog, in.Bundle, in.Catalog, len(found), in.Bundle)

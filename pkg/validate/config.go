@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"sigs.k8s.io/yaml"
@@ -47,11 +48,13 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 	}
+	// A file's unknown rule is a problem of the file read, not of the
+	// command line: a plain error (exit 1), not an *OptionError.
 	if err := CheckRules(file+": warnAsError", c.WarnAsError); err != nil {
-		return nil, err
+		return nil, errors.New(err.Error())
 	}
 	if err := CheckRules(file+": ignore", c.Ignore); err != nil {
-		return nil, err
+		return nil, errors.New(err.Error())
 	}
 	return &c, nil
 }

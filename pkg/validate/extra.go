@@ -11,6 +11,7 @@ import (
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/property"
@@ -207,6 +208,17 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 	}
 
 	// Channel entries: skipRange, edge targets, skipped replaces targets.
+	byBundle := map[string]*bundleFacts{} // "package\x00name"
+	for i := range bundleFactsList {
+		f := &bundleFactsList[i]
+		byBundle[f.b.Package+"\x00"+f.b.Name] = f
+	}
+	versionOf := func(pkg, name string) (semver.Version, bool) {
+		if f := byBundle[pkg+"\x00"+name]; f != nil && f.hasVersion {
+			return f.version, true
+		}
+		return semver.Version{}, false
+	}
 	for ci, ch := range cfg.Channels {
 		chAt := blobID{kind: declcfg.KindChannel, i: ci, ok: true}
 		entryPath := func(k int, rest string) string { return "entries[" + strconv.Itoa(k) + "]" + rest }
@@ -220,6 +232,7 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 				skippedBy[s] = append(skippedBy[s], k)
 			}
 		}
+		hist := newHistory(ch, byPkg[ch.Package], versionOf)
 		for k, e := range ch.Entries {
 			if e.SkipRange != "" {
 				if vPrefixRE.MatchString(e.SkipRange) {
@@ -234,6 +247,13 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 							break
 						}
 					}
+					// A range of versions older than the bundle's own,
+					// none of which the package has, speaks of history
+					// this catalog no longer has (pruned, or never shipped
+					// here): the usual state of a shipped catalog.
+					if v, ok := versionOf(ch.Package, e.Name); ok && !covered && r.Older(v) {
+						covered = true
+					}
 					if !covered {
 						out = append(out, warn(CodeSkipRangeCoversNone, chAt, entryPath(k, ".skipRange"), ch.Package, ch.Name, e.Name,
 							"check the range's bounds against the versions the package ships",
@@ -241,18 +261,16 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 					}
 				}
 			}
-			if t := e.Replaces; t != "" && !byName[ch.Package][t] {
+			if t := e.Replaces; t != "" && !byName[ch.Package][t] && !hist.pruned(k, t) {
 				out = append(out, warn(CodeEdgeTargetMissing, chAt, entryPath(k, ".replaces"), ch.Package, ch.Name, e.Name,
-					"fix the name, or drop the edge if the bundle was removed on purpose",
-					"bundle %q %s %q, which is not a bundle of package %q", e.Name, "replaces", t, ch.Package))
+					hist.help(t), "bundle %q %s %q, which is not a bundle of package %q", e.Name, "replaces", t, ch.Package))
 			}
 			for j, t := range e.Skips {
-				if t == "" || byName[ch.Package][t] {
+				if t == "" || byName[ch.Package][t] || hist.pruned(k, t) {
 					continue
 				}
 				out = append(out, warn(CodeEdgeTargetMissing, chAt, entryPath(k, ".skips["+strconv.Itoa(j)+"]"), ch.Package, ch.Name, e.Name,
-					"fix the name, or drop the edge if the bundle was removed on purpose",
-					"bundle %q %s %q, which is not a bundle of package %q", e.Name, "skips", t, ch.Package))
+					hist.help(t), "bundle %q %s %q, which is not a bundle of package %q", e.Name, "skips", t, ch.Package))
 			}
 		}
 		// The replaces chain from the head, ignoring upstream's "skipped
@@ -355,6 +373,104 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 		}
 	}
 	return out
+}
+
+// history tells an edge to a bundle the catalog no longer has (pruned
+// history: upgrades from clusters that still run it) from a mistake, in
+// one channel.
+type history struct {
+	ch        declcfg.Channel
+	versionOf func(pkg, name string) (semver.Version, bool)
+	entries   map[string]bool
+	prefixes  []string // "<prefix>" of the package's bundle names "<prefix><version>"
+	names     []string // the package's bundle names, for suggestions
+}
+
+func newHistory(ch declcfg.Channel, bundles []*bundleFacts, versionOf func(string, string) (semver.Version, bool)) *history {
+	h := &history{ch: ch, versionOf: versionOf, entries: map[string]bool{}}
+	for _, e := range ch.Entries {
+		h.entries[e.Name] = true
+	}
+	seen := map[string]bool{}
+	for _, f := range bundles {
+		h.names = append(h.names, f.b.Name)
+		if !f.hasVersion {
+			continue
+		}
+		if p, ok := strings.CutSuffix(f.b.Name, f.version.String()); ok && p != "" && !seen[p] {
+			seen[p] = true
+			h.prefixes = append(h.prefixes, p)
+		}
+	}
+	return h
+}
+
+// version returns the version a bundle name gives, when the name follows
+// the package's naming (<prefix><version>, "v" optional).
+func (h *history) version(name string) (semver.Version, bool) {
+	for _, p := range h.prefixes {
+		if rest, ok := strings.CutPrefix(name, p); ok {
+			if v, err := versionrange.ParseVersion(rest); err == nil {
+				return v, true
+			}
+		}
+	}
+	return semver.Version{}, false
+}
+
+// pruned reports whether entry k's edge to target, a name the package does
+// not have, is pruned history rather than a mistake: the target is named
+// as the package names its bundles (<prefix><version>), and either its
+// version is below the entry's own, or the entry is the channel's oldest
+// (it upgrades from no entry of the channel, so whatever it names came
+// before: a version scheme may have changed since). A name that does not
+// follow the package's naming is reported, and so is a version at or above
+// the entry's on an entry that upgrades from others.
+func (h *history) pruned(k int, target string) bool {
+	tv, ok := h.version(target)
+	if !ok {
+		return false
+	}
+	e := h.ch.Entries[k]
+	if ev, ok := h.versionOf(h.ch.Package, e.Name); ok && tv.LT(ev) {
+		return true
+	}
+	return h.isTail(e)
+}
+
+// isTail reports whether e upgrades from no entry of the channel: none of
+// its replaces and skips names one, and its skipRange covers none.
+func (h *history) isTail(e declcfg.ChannelEntry) bool {
+	if h.entries[e.Replaces] && e.Replaces != e.Name {
+		return false
+	}
+	for _, s := range e.Skips {
+		if h.entries[s] && s != e.Name {
+			return false
+		}
+	}
+	if e.SkipRange != "" {
+		r, err := versionrange.ParseSkipRange(e.SkipRange)
+		if err != nil {
+			return false
+		}
+		for _, o := range h.ch.Entries {
+			if v, ok := h.versionOf(h.ch.Package, o.Name); ok && o.Name != e.Name && r.Contains(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// help is the advice on a missing edge target: the nearest names of the
+// package's bundles, when some are near.
+func (h *history) help(target string) string {
+	const fix = "fix the name, or drop the edge if the bundle was removed on purpose"
+	if s := suggest.Closest(target, h.names); len(s) > 0 {
+		return fmt.Sprintf("did you mean %s? %s", suggest.Alternatives(s), fix)
+	}
+	return fix
 }
 
 // constraintKindProblem reports an olm.constraint (or a nested one) that

@@ -77,9 +77,9 @@ var Rules = []Rule{
 	{CodeCustomSchema, true, "A blob does not satisfy a schema given with --schema-dir."},
 
 	{CodeSkipRangeVPrefix, false, "A skipRange writes versions with a \"v\" prefix."},
-	{CodeSkipRangeCoversNone, false, "A skipRange covers no version of the package."},
+	{CodeSkipRangeCoversNone, false, "A skipRange covers none of the package's versions, and is not a range of older versions that were pruned."},
 	{CodeVersionShared, false, "Bundles of a package share a version, differing only in build metadata."},
-	{CodeEdgeTargetMissing, false, "A replaces or skips names a bundle that exists nowhere in the package."},
+	{CodeEdgeTargetMissing, false, "A replaces or skips names a bundle that exists nowhere in the package, and is not pruned history."},
 	{CodeSkippedAndReplaced, false, "A bundle on the replaces chain is also skipped, so the chain stops there."},
 	{CodePackageRequiredUnmet, false, "An olm.package.required no bundle in the catalog satisfies."},
 	{CodeGVKRequiredUnmet, false, "An olm.gvk.required no bundle in the catalog provides."},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/opmkit/opm/internal/suggest"
 )
 
 // Rule selection: which findings are reported, and which warnings fail a
@@ -36,7 +38,13 @@ func Ignorable(code string) bool {
 func CheckRules(option string, codes []string) error {
 	for _, c := range codes {
 		if _, ok := RuleByCode(c); !ok {
-			return &OptionError{Msg: fmt.Sprintf("%s: unknown rule %q (docs/validate.md lists the rules)", option, c)}
+			all := make([]string, len(Rules))
+			for i, r := range Rules {
+				all[i] = r.Code
+			}
+			e := suggest.Unknown("rule", c, "", all)
+			e.Hint = "docs/validate.md lists the rules"
+			return &OptionError{Msg: option + ": " + e.Error()}
 		}
 	}
 	return nil

@@ -40,6 +40,7 @@ package versionrange
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	mmsemver "github.com/Masterminds/semver/v3"
@@ -105,3 +106,61 @@ func (r *SkipRange) String() string { return r.text }
 // Contains reports whether v is in the range; pre-releases are ordinary
 // versions and build metadata is ignored.
 func (r *SkipRange) Contains(v semver.Version) bool { return r.r(v) }
+
+// ParseVersion parses a version a person typed (a flag or an argument):
+// strict semver, with an optional leading "v" ("v2.4.0" is 2.4.0), as
+// bundle names usually write it. Versions in catalogs stay strict.
+func ParseVersion(s string) (semver.Version, error) {
+	t := s
+	if len(t) > 1 && (t[0] == 'v' || t[0] == 'V') && t[1] >= '0' && t[1] <= '9' {
+		t = t[1:]
+	}
+	v, err := semver.Parse(t)
+	if err != nil {
+		return semver.Version{}, fmt.Errorf("invalid version %q: %w", s, err)
+	}
+	return v, nil
+}
+
+// skipRangeTerm is one comparison of a skipRange: an optional operator and
+// a version.
+var skipRangeTerm = regexp.MustCompile(`\s*(>=|<=|!=|==|>|<|=|!)?\s*([^\s<>=!]\S*)`)
+
+// Older reports whether the range speaks only of versions older than v:
+// in each of its alternatives every version it names is at most v, and
+// the alternative reaches below v (it has no lower bound, or its lower
+// bound is below v). "<1.2.0", ">=1.0.0 <1.2.0" and "=1.1.0" are older
+// than 1.2.0; ">=1.2.0" and "<1.3.0" are not. A range it cannot read
+// (wildcards) is not.
+func (r *SkipRange) Older(v semver.Version) bool {
+	for _, alt := range strings.Split(r.text, "||") {
+		terms := skipRangeTerm.FindAllStringSubmatch(strings.TrimSpace(alt), -1)
+		if len(terms) == 0 {
+			return false
+		}
+		var lower *semver.Version
+		for _, t := range terms {
+			tv, err := semver.Parse(t[2])
+			if err != nil {
+				return false
+			}
+			op := t[1]
+			if op == "!=" || op == "!" {
+				continue
+			}
+			if tv.Compare(v) > 0 {
+				return false
+			}
+			switch op {
+			case "", "=", "==", ">", ">=":
+				if lower == nil || tv.Compare(*lower) > 0 {
+					lower = &tv
+				}
+			}
+		}
+		if lower != nil && lower.Compare(v) >= 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -207,3 +207,59 @@ func mustSkipRange(t *testing.T, s string) *SkipRange {
 	}
 	return r
 }
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{"2.4.0", "2.4.0", ""},
+		{"v2.4.0", "2.4.0", ""},
+		{"V2.4.0-rc.1+b", "2.4.0-rc.1+b", ""},
+		{"v", "", `invalid version "v"`},
+		{"vv2.4.0", "", `invalid version "vv2.4.0"`},
+		{"2.4", "", `invalid version "2.4"`},
+	} {
+		v, err := ParseVersion(tc.in)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+				t.Errorf("ParseVersion(%q) error %v, want %s", tc.in, err, tc.err)
+			}
+		case err != nil || v.String() != tc.want:
+			t.Errorf("ParseVersion(%q) = %s, %v; want %s", tc.in, v, err, tc.want)
+		}
+	}
+}
+
+func TestSkipRangeOlder(t *testing.T) {
+	v := semver.MustParse("1.2.0")
+	for _, tc := range []struct {
+		rng  string
+		want bool
+	}{
+		{"<1.2.0", true},
+		{">=1.0.0 <1.2.0", true},
+		{"=1.1.0", true},
+		{">1.1.0 <1.2.0", true},
+		{">=1.1.0 <1.1.0", true}, // empty, and about older versions
+		{"<1.0.0 || >=1.1.0 <1.2.0", true},
+		{">=1.2.0", false},
+		{"<1.3.0", false},
+		{">=1.2.0 <1.2.0", false},
+		{">=2.0.0 <3.0.0", false},
+		{"<1.0.0 || >=2.0.0", false},
+		{"<1.2.0 !=1.5.0", true},
+		{"<=1.2.0", true},
+	} {
+		r, err := ParseSkipRange(tc.rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Older(v); got != tc.want {
+			t.Errorf("%q.Older(1.2.0) = %v, want %v", tc.rng, got, tc.want)
+		}
+	}
+	// Build metadata is ignored: 1.2.0+b is 1.2.0.
+	r, _ := ParseSkipRange("<1.2.0")
+	if !r.Older(semver.MustParse("1.2.0+b.1")) {
+		t.Error(`"<1.2.0" is not older than 1.2.0+b.1`)
+	}
+}

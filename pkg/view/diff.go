@@ -1,8 +1,11 @@
 package view
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/compose"
 	"github.com/opmkit/opm/pkg/graph"
 )
@@ -32,7 +35,7 @@ func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 	name, chName := r.PathValue("pkg"), r.PathValue("ch")
 	op, np := old.pkg(name), cur.pkg(name)
 	if op == nil && np == nil {
-		return nil, notFound("package %q is in neither catalog", name)
+		return nil, unknown(suggest.Unknown("package", name, "in either catalog", append(slices.Clone(old.names), cur.names...)))
 	}
 	var oc, nc *graph.ChannelGraph
 	if op != nil {
@@ -42,7 +45,13 @@ func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 		nc = np.graph.Channel(chName)
 	}
 	if oc == nil && nc == nil {
-		return nil, notFound("package %q has no channel %q in either catalog", name, chName)
+		var chans []string
+		for _, p := range []*pkgIndex{op, np} {
+			if p != nil {
+				chans = append(chans, p.graph.ChannelNames()...)
+			}
+		}
+		return nil, unknown(suggest.Unknown("channel", chName, fmt.Sprintf("of package %q in either catalog", name), chans))
 	}
 	o, err := graphQuery(r)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/action"
 	graphaction "github.com/opmkit/opm/pkg/action/graph"
 	"github.com/opmkit/opm/pkg/compose"
@@ -122,8 +123,10 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.msg }
 
-func notFound(format string, args ...any) error {
-	return &httpError{http.StatusNotFound, fmt.Sprintf(format, args...)}
+// unknown is the 404 of a name that is not there, in the one shape of
+// every command (internal/suggest).
+func unknown(e *suggest.UnknownError) error {
+	return &httpError{http.StatusNotFound, e.Error()}
 }
 
 // page registers a page at pattern and its JSON twin at /api+pattern.
@@ -275,7 +278,7 @@ func (s *Server) lookupPkg(c *Catalog, r *http.Request) (*pkgIndex, error) {
 	name := r.PathValue("pkg")
 	p := c.pkg(name)
 	if p == nil {
-		return nil, notFound("no package %q in %s", name, c.Source)
+		return nil, unknown(suggest.Unknown("package", name, "in "+c.Source, c.names))
 	}
 	return p, nil
 }
@@ -339,7 +342,7 @@ func (s *Server) channelPage(c *Catalog, r *http.Request) (*page, error) {
 	name := r.PathValue("ch")
 	ch := p.graph.Channel(name)
 	if ch == nil {
-		return nil, notFound("package %q has no channel %q (channels: %s)", p.name, name, strings.Join(p.graph.ChannelNames(), ", "))
+		return nil, unknown(p.graph.UnknownChannel(name))
 	}
 	o, err := graphQuery(r)
 	if err != nil {
@@ -372,7 +375,7 @@ func (s *Server) graphAPI(c *Catalog, w http.ResponseWriter, r *http.Request) {
 		for _, n := range names {
 			ch := p.graph.Channel(n)
 			if ch == nil {
-				writeJSONError(w, notFound("package %q has no channel %q", p.name, n))
+				writeJSONError(w, unknown(p.graph.UnknownChannel(n)))
 				return
 			}
 			chans = append(chans, ch)
@@ -389,7 +392,7 @@ func (s *Server) bundlePage(c *Catalog, r *http.Request) (*page, error) {
 	name := r.PathValue("bundle")
 	d, ok := bundleData(p, name)
 	if !ok {
-		return nil, notFound("package %q has no bundle %q", p.name, name)
+		return nil, unknown(p.graph.UnknownBundle(name))
 	}
 	pg := &page{Title: name, Cat: c, Data: d, HTML: map[string]template.HTML{}}
 	pg.Crumbs = append(s.catalogCrumbs(c), crumb{p.name, s.url(c, "packages", p.name)}, crumb{name, s.url(c, "packages", p.name, "bundles", name)})

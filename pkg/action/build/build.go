@@ -23,6 +23,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/opmkit/opm/internal/buildinfo"
+	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/action/dockerfile"
 	"github.com/opmkit/opm/pkg/action/manifests"
 	serveaction "github.com/opmkit/opm/pkg/action/serve"
@@ -36,14 +37,9 @@ import (
 
 // UsageError reports options the build cannot run with (a bad
 // destination, platform, label or time); the command exits 2 for it.
-type UsageError struct{ Err error }
+type UsageError = action.UsageError
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+func usagef(format string, args ...any) error { return action.Usagef(format, args...) }
 
 // Options are what both builds take.
 type Options struct {

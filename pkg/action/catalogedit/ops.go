@@ -15,6 +15,7 @@ import (
 	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // PromoteOptions configure Promote.
@@ -187,9 +188,9 @@ type PruneOptions struct {
 func Prune(ctx context.Context, opts PruneOptions) (*Result, error) {
 	var before *semver.Version
 	if opts.Before != "" {
-		v, err := semver.Parse(opts.Before)
+		v, err := versionrange.ParseVersion(opts.Before)
 		if err != nil {
-			return nil, fmt.Errorf("invalid version %q: %w", opts.Before, err)
+			return nil, action.Usagef("invalid --before: %w", err)
 		}
 		before = &v
 	}

@@ -159,7 +159,7 @@ func onePackage(g *gr.Graph, packages []string) (*gr.PackageGraph, error) {
 	case 1:
 		p := g.Package(packages[0])
 		if p == nil {
-			return nil, fmt.Errorf("no package %q in the catalog (packages: %s)", packages[0], strings.Join(g.PackageNames(), ", "))
+			return nil, g.UnknownPackage(packages[0])
 		}
 		return p, nil
 	}
@@ -626,11 +626,15 @@ func (r *PathResult) WriteText(w io.Writer) error {
 		if len(p.Steps) == 0 {
 			fmt.Fprintln(w, "  no upgrade")
 		}
-		status := "Reached"
-		if !p.Reached {
-			status = "Not reached"
+		line := "Reached: " + p.Reason
+		switch {
+		case !p.Reached:
+			line = "Not reached: " + p.Reason
+		case strings.HasPrefix(p.Reason, "reached "):
+			// "Reached the head of channel ...", not "Reached: reached ...".
+			line = "Reached " + strings.TrimPrefix(p.Reason, "reached ")
 		}
-		if _, err := fmt.Fprintf(w, "%s: %s\n", status, p.Reason); err != nil {
+		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}
 	}

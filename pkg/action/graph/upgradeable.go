@@ -149,7 +149,7 @@ func upgradeableIn(ctx context.Context, g *gr.Graph, opts UpgradeableOptions, se
 		}
 		p := g.Package(op.Package)
 		if p == nil {
-			return nil, fmt.Errorf("--installed %s: no package %q in the catalog (packages: %s)", op.Package, op.Package, strings.Join(g.PackageNames(), ", "))
+			return nil, fmt.Errorf("--installed %s: %w", op.Package, g.UnknownPackage(op.Package))
 		}
 		in, err := p.ResolveInstalled(op.From, op.Bundle)
 		if err != nil {

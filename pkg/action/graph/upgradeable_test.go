@@ -155,7 +155,7 @@ func TestUpgradeable(t *testing.T) {
 		o.Installed = []InstalledOperator{{Package: "nope", From: "1.0.0"}}
 		_, err := Upgradeable(ctx, o)
 		var ue *action.UsageError
-		if err == nil || errors.As(err, &ue) || err.Error() != `--installed nope: no package "nope" in the catalog (packages: op)` {
+		if err == nil || errors.As(err, &ue) || err.Error() != `--installed nope: unknown package "nope" (packages: op)` {
 			t.Fatalf("err = %v", err)
 		}
 	})

@@ -47,8 +47,11 @@ func Run(_ context.Context, opts Options) (*declcfg.Package, error) {
 	}
 	if iconData != nil {
 		mime := icon.MediaType(iconData)
-		if !icon.IsImage(mime) {
-			return nil, fmt.Errorf("icon %s: detected invalid type %q: not an image", opts.IconFile, mime)
+		switch {
+		case mime == "":
+			return nil, fmt.Errorf("icon %s is not an image: its content is no image format opm knows (PNG, JPEG, GIF, SVG, WebP, ...)", opts.IconFile)
+		case !icon.IsImage(mime):
+			return nil, fmt.Errorf("icon %s is not an image: its content is %s", opts.IconFile, mime)
 		}
 		pkg.Icon = &declcfg.Icon{Data: iconData, MediaType: mime}
 	}

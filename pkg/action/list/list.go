@@ -20,6 +20,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
@@ -154,10 +155,26 @@ type Bundle struct {
 	Image     string   `json:"image"`
 }
 
-// NotFoundError is returned when a package filter matches no package.
-type NotFoundError struct{ Package string }
+// NotFoundError is returned when a package filter matches no package. Its
+// message has the one shape of unknown names (internal/suggest), with the
+// nearest of Known; upstream's is package "x" not found.
+type NotFoundError struct {
+	Package string
+	Known   []string // the catalog's packages
+}
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("package %q not found", e.Package) }
+func (e *NotFoundError) Error() string {
+	return suggest.Unknown("package", e.Package, "", e.Known).Error()
+}
+
+// notFound is the error for pkg, unknown in m.
+func notFound(m model.Model, pkg string) error {
+	known := make([]string, 0, len(m))
+	for name := range m {
+		known = append(known, name)
+	}
+	return &NotFoundError{Package: pkg, Known: known}
+}
 
 // Packages returns the packages of m sorted by name.
 func Packages(m model.Model) []Package {
@@ -194,7 +211,7 @@ func Channels(m model.Model, pkg string) ([]Channel, error) {
 		}
 	}
 	if pkg != "" && len(out) == 0 {
-		return nil, &NotFoundError{Package: pkg}
+		return nil, notFound(m, pkg)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Package != out[j].Package {
@@ -229,7 +246,7 @@ func Bundles(m model.Model, pkg string) ([]Bundle, error) {
 		}
 	}
 	if pkg != "" && len(out) == 0 {
-		return nil, &NotFoundError{Package: pkg}
+		return nil, notFound(m, pkg)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Package != out[j].Package {

@@ -123,7 +123,7 @@ func TestChannels(t *testing.T) {
 				"PACKAGE  CHANNEL  HEAD\n" +
 				"bar      alpha    bar.v1.0.0\n",
 		},
-		{name: "Error/UnknownPackage", pkg: "baz", wantErr: `package "baz" not found`},
+		{name: "Error/UnknownPackage", pkg: "baz", wantErr: `unknown package "baz"; did you mean "bar"?`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,7 +221,7 @@ func TestBundles(t *testing.T) {
 	if err != nil || len(one) != 1 || one[0].Name != "bar.v1.0.0" {
 		t.Errorf("bar: %+v, %v", one, err)
 	}
-	if _, err := Bundles(m, "baz"); err == nil || err.Error() != `package "baz" not found` {
+	if _, err := Bundles(m, "baz"); err == nil || err.Error() != `unknown package "baz"; did you mean "bar"?` {
 		t.Errorf("baz: %v", err)
 	}
 }
@@ -311,7 +311,7 @@ func TestRun(t *testing.T) {
 		{name: "Success/Packages", opts: Options{What: WhatPackages, Ref: dir}, wantRows: 2, wantHead: "NAME"},
 		{name: "Success/ChannelsOfFoo", opts: Options{What: WhatChannels, Ref: dir, Package: "foo"}, wantRows: 2, wantHead: "PACKAGE  CHANNEL"},
 		{name: "Success/Bundles", opts: Options{What: WhatBundles, Ref: dir}, wantRows: 4, wantHead: "PACKAGE  CHANNEL  BUNDLE"},
-		{name: "Error/UnknownPackage", opts: Options{What: WhatBundles, Ref: dir, Package: "nope"}, wantErr: `package "nope" not found`},
+		{name: "Error/UnknownPackage", opts: Options{What: WhatBundles, Ref: dir, Package: "nope"}, wantErr: `unknown package "nope"`},
 		{name: "Error/UnknownList", opts: Options{What: "widgets", Ref: dir}, wantErr: `unknown list "widgets"`},
 	}
 	for _, tt := range tests {

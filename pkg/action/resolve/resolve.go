@@ -6,12 +6,12 @@ package resolve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
 )
@@ -29,16 +29,13 @@ type Options struct {
 	Registry render.RegistryOptions
 }
 
-// UsageError is a request that cannot be run: a malformed flag value, a
-// catalog that cannot be loaded, an unknown catalog or bundle.
-type UsageError struct{ Err error }
+// UsageError is a request that cannot be run as written: a malformed or
+// missing option, a catalog name given twice or not given. A catalog that
+// cannot be loaded, or that lacks an installed bundle, is a plain error:
+// it is found by reading, not in the command line.
+type UsageError = action.UsageError
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+func usagef(format string, args ...any) error { return action.Usagef(format, args...) }
 
 // CatalogSpec is a parsed --catalog value.
 type CatalogSpec struct {
@@ -164,7 +161,7 @@ func Load(ctx context.Context, specs []CatalogSpec, reg render.RegistryOptions) 
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, usagef("load catalog %s: %w", s.Name, err)
+			return nil, fmt.Errorf("load catalog %s: %w", s.Name, err)
 		}
 		cats = append(cats, resolve.Catalog{Name: s.Name, Priority: s.Priority, Config: cfg})
 	}
@@ -172,8 +169,9 @@ func Load(ctx context.Context, specs []CatalogSpec, reg render.RegistryOptions) 
 }
 
 // Run loads the catalogs and resolves. Errors are *UsageError for
-// requests that cannot run, or the context's; an unsatisfiable request is
-// a Result with Resolvable false.
+// requests that cannot run as written, or others (a catalog that cannot be
+// loaded, an installed bundle it lacks, the context's); an unsatisfiable
+// request is a Result with Resolvable false.
 func Run(ctx context.Context, opts Options) (*resolve.Result, error) {
 	specs, req, err := Parse(opts)
 	if err != nil {
@@ -183,10 +181,5 @@ func Run(ctx context.Context, opts Options) (*resolve.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := resolve.Resolve(ctx, cats, req)
-	var ie *resolve.InputError
-	if errors.As(err, &ie) {
-		return nil, &UsageError{Err: err}
-	}
-	return res, err
+	return resolve.Resolve(ctx, cats, req)
 }

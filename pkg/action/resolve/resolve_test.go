@@ -105,13 +105,30 @@ func TestRunUsageErrors(t *testing.T) {
 		{Options{Catalogs: []string{"c=" + dir}}, "nothing to resolve"},
 		{Options{Catalogs: []string{"c=" + dir, "c=" + dir}, Subscribe: []string{"db"}}, `catalog "c" is given twice`},
 		{Options{Catalogs: []string{"c=" + dir}, Installed: []string{"x/db.v1"}}, `no --catalog named "x"`},
-		{Options{Catalogs: []string{"c=" + dir}, Installed: []string{"c/db.v9"}}, `catalog "c" has no bundle named "db.v9"`},
-		{Options{Catalogs: []string{"c=" + filepath.Join(dir, "missing")}, Subscribe: []string{"db"}}, "load catalog c:"},
 	} {
 		_, err := Run(context.Background(), tc.opts)
 		var ue *UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Run(%+v) = %v, want a UsageError with %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+// TestRunInputErrors: what is found by reading the catalogs is not a
+// usage error (exit 1, not 2).
+func TestRunInputErrors(t *testing.T) {
+	dir := writeCatalog(t)
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Catalogs: []string{"c=" + dir}, Installed: []string{"c/db.v9"}}, `unknown bundle "db.v9" in catalog "c"`},
+		{Options{Catalogs: []string{"c=" + filepath.Join(dir, "missing")}, Subscribe: []string{"db"}}, "load catalog c:"},
+	} {
+		_, err := Run(context.Background(), tc.opts)
+		var ue *UsageError
+		if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run(%+v) = %v, want a plain error with %q", tc.opts, err, tc.want)
 		}
 	}
 }

@@ -210,6 +210,9 @@ func resolveCatalog(ctx context.Context, opts Options, log *slog.Logger) (dir, n
 		if !st.IsDir() {
 			return "", "", noop, fmt.Errorf("%s is not a directory", opts.Ref)
 		}
+		if err := declcfg.NotOCILayout(opts.Ref); err != nil {
+			return "", "", noop, err
+		}
 		return opts.Ref, filepath.ToSlash(filepath.Clean(opts.Ref)), noop, nil
 	}
 	if image.IsPath(opts.Ref) {
@@ -286,7 +289,8 @@ func CacheIdentityOf(version, commit string) string {
 // index builds the index of dir, or loads it from the cache.
 func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger) (*serve.Index, *Result, error) {
 	// The catalog is read as render and validate read it: names resolved
-	// inside dir, regular files only, within --max-file-size, cancellable.
+	// inside dir (unless --follow-external-symlinks), regular files only,
+	// within --max-file-size, cancellable.
 	fsys, err := safefs.OpenDir(ctx, dir)
 	if err != nil {
 		return nil, nil, err

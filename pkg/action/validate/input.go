@@ -146,7 +146,8 @@ func readConfig(ref string) (*validate.Config, *validate.Baseline, error) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(ref, validate.ConfigFile), err)
+		name := filepath.Join(ref, validate.ConfigFile)
+		return nil, nil, fmt.Errorf("%s: %w", name, safefs.Refusal(err, name))
 	}
 	cfg, err := validate.ParseConfig(data, filepath.Join(ref, validate.ConfigFile))
 	if err != nil {

@@ -224,15 +224,15 @@ func newExtractCmd() *cobra.Command {
 		Long: `Not supported here. Upstream runs this command inside a cluster, in the
 pod of OLM's bundle unpack job, to write a bundle's manifests into a
 ConfigMap through the Kubernetes API. opm has no Kubernetes client and runs
-nothing in a cluster, so this command always fails (exit status 2, as a
-command that cannot be run, without doing anything).
+nothing in a cluster, so this command always fails (exit status 1, as every
+failure), without doing anything.
 
 To read a bundle's contents, use 'opm alpha bundle unpack IMAGE --out DIR'
 or 'opm render IMAGE'.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New(
-				"opm alpha bundle extract is not supported: upstream runs it inside a cluster (OLM's bundle unpack job) to write a bundle's manifests into a ConfigMap, and opm has no Kubernetes client; to read a bundle's contents use 'opm alpha bundle unpack IMAGE --out DIR' or 'opm render IMAGE'")}
+			return errors.New(
+				"opm alpha bundle extract is not supported: upstream runs it inside a cluster (OLM's bundle unpack job) to write a bundle's manifests into a ConfigMap, and opm has no Kubernetes client; to read a bundle's contents use 'opm alpha bundle unpack IMAGE --out DIR' or 'opm render IMAGE'")
 		},
 	}
 	// Upstream's flags, accepted so that any invocation gets the message

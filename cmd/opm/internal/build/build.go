@@ -40,13 +40,15 @@ type flags struct {
 	cacheDir string
 }
 
-func (f *flags) bind(fs *pflag.FlagSet) {
+// bind binds the shared flags; platforms is the --platform usage, which
+// differs: a catalog image has a base image, a bundle image has none.
+func (f *flags) bind(fs *pflag.FlagSet, platforms string) {
 	fs.StringArrayVarP(&f.opts.Tags, "tag", "t", nil, "Where to write the image (repeatable): HOST/REPO[:TAG], oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REPO:TAG]")
-	fs.StringSliceVar(&f.opts.Platforms, "platform", nil, "Platforms (os/arch[/variant], repeatable or comma-separated) to build: a subset of a multi-platform base, or the platforms of a scratch image (default linux/amd64)")
+	fs.StringSliceVar(&f.opts.Platforms, "platform", nil, platforms)
 	fs.StringVar(&f.opts.Created, "created", "", "Creation time written in the image config: now, an RFC 3339 time or seconds since the epoch (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
 	fs.StringVar(&f.opts.DigestFile, "digest-file", "", "Also write the digest to this file (replaced atomically)")
 	fs.BoolVar(&f.opts.Overwrite, "overwrite", false, "Replace an existing oci-archive or docker-archive file")
-	fs.StringVarP(&f.output, "output", "o", "text", "Output format: text (the digest) or json")
+	fs.StringVarP(&f.output, "output", "o", "text", "Output format (text|json): the digest, or JSON")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of certificate authorities to trust for registries")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "Directory of the image layer cache (default: the user cache directory)")
 }
@@ -126,14 +128,14 @@ epoch), owners and modes are normalised, and the config records no build
 time unless --created says so. A base named by tag can change under you: name
 it by digest for the same digest everywhere.`,
 		Example: `  # Build on the default base and push; the digest is printed
-  opm build catalog ./catalog -t quay.io/example/catalog:v1
+  opm build catalog examples/catalog -t quay.io/example/catalog:v1
 
   # An image that serves with this opm, offline, and its manifests
-  opm build catalog ./catalog --base-image self -t oci:layout:v1
-  opm build catalog ./catalog --base-image self -t quay.io/example/catalog:v1 --manifests deploy/
+  opm build catalog examples/catalog --base-image self -t oci:layout:v1
+  opm build catalog examples/catalog --base-image self -t quay.io/example/catalog:v1 --manifests deploy/
 
   # A binary-less image into an OCI layout, for two platforms
-  opm build catalog ./catalog --base-image scratch --platform linux/amd64,linux/arm64 -t oci:layout:v1`,
+  opm build catalog examples/catalog --base-image scratch --platform linux/amd64,linux/arm64 -t oci:layout:v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := f.resolve(ios, g, args[0]); err != nil {
@@ -157,7 +159,7 @@ it by digest for the same digest everywhere.`,
 		},
 	}
 	fl := cmd.Flags()
-	f.bind(fl)
+	f.bind(fl, "Platforms (os/arch[/variant], repeatable or comma-separated) to build: a subset of a multi-platform base, or the platforms of a scratch image (default linux/amd64)")
 	fl.StringVarP(&opts.BaseImage, "base-image", "i", dockerfile.DefaultImage, "Base image: a registry image, oci:DIR[:TAG] or oci-archive:FILE[:TAG]; self for an image of this opm (its own platform, no registry needed); or scratch for a binary-less image")
 	fl.StringSliceVarP(&opts.ExtraLabels, "extra-labels", "l", nil, "Extra labels, key=value (repeatable or comma-separated; a later duplicate key wins)")
 	fl.BoolVar(&opts.SkipValidate, "skip-validate", false, "Build without validating the catalog first")
@@ -178,7 +180,7 @@ engine: FROM scratch, the bundle's manifests/ and metadata/ directories at
 metadata/annotations.yaml. The bundle is rendered first, to prove it parses.
 
 The build is reproducible, as for 'opm build catalog'.`,
-		Example: `  opm build bundle ./bundle -t quay.io/example/operator-bundle:v1.2.3`,
+		Example: `  opm build bundle examples/bundles/foo-0.2.0 -t oci:foo-bundle:v0.2.0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := f.resolve(ios, g, args[0]); err != nil {
@@ -191,6 +193,6 @@ The build is reproducible, as for 'opm build catalog'.`,
 			return f.print(ios, res)
 		},
 	}
-	f.bind(cmd.Flags())
+	f.bind(cmd.Flags(), "Platforms (os/arch[/variant], repeatable or comma-separated) the bundle image is built for; several give an index (default linux/amd64)")
 	return cmd
 }

@@ -26,14 +26,11 @@ explicitly. A bundle directory has no image: --image names the one it will
 be pushed as, and is required for it. In a basic template the bundle becomes a stub naming its
 image (so REF must be an image). --create adds a missing package (default
 channel: the first --channel) and missing channels.` + editLong,
-		Example: `  opm catalog add-bundle -C catalog ./bundle --channel stable --image quay.io/me/op-bundle:v1.2.0
-  opm catalog add-bundle -C catalog quay.io/me/op-bundle:v1.2.0 --channel stable,fast --skip-range '>=1.0.0 <1.2.0'
-  opm catalog add-bundle -C template.yaml quay.io/me/op-bundle:v1.2.0 --channel stable`,
+		Example: `  opm catalog add-bundle -C examples/catalog examples/bundles/foo-0.1.0 --channel stable --create --image quay.io/example/foo-bundle:v0.1.0 --dry-run
+  opm catalog add-bundle -C examples/catalog quay.io/example/cache-operator-bundle:v1.3.0 --channel stable,fast --skip-range '>=1.0.0 <1.3.0'
+  opm catalog add-bundle -C template.yaml quay.io/example/cache-operator-bundle:v1.3.0 --channel stable`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
 			if err := checkEdges(opts.Edges); err != nil {
 				return err
 			}
@@ -46,12 +43,10 @@ channel: the first --channel) and missing channels.` + editLong,
 			if err != nil {
 				return err
 			}
-			opts.Common, opts.Ref, opts.Registry = f.common, args[0], reg
-			res, err := action.AddBundle(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Ref, opts.Registry = c, args[0], reg
+				return action.AddBundle(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)
@@ -62,5 +57,8 @@ channel: the first --channel) and missing channels.` + editLong,
 	fl.StringVar(&opts.Image, "image", "", "the bundle's image (required for a bundle directory)")
 	edgeFlags(cmd, &opts.Edges)
 	_ = cmd.MarkFlagRequired("channel")
+	_ = cmd.RegisterFlagCompletionFunc("channel", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return editNames.Channels(cmd, args, toComplete, "")
+	})
 	return cmd
 }

@@ -22,14 +22,22 @@ entry).
   deprecate package PACKAGE                 the whole package
   deprecate channel PACKAGE CHANNEL...      channels of the package
   deprecate bundle PACKAGE BUNDLE...        bundles of the package` + editLong,
-		Example: `  opm catalog deprecate channel -C catalog etcd alpha --message 'alpha is no longer updated; use stable'
-  opm catalog deprecate bundle -C catalog etcd etcdoperator.v0.9.0 --message 'upgrade to 0.9.4'
-  opm catalog deprecate bundle -C catalog etcd etcdoperator.v0.9.0 --remove`,
+		Example: `  opm catalog deprecate channel -C examples/catalog cache-operator fast --message 'fast is no longer updated; use stable' --dry-run
+  opm catalog deprecate bundle -C examples/catalog cache-operator v1.0.0 --message 'upgrade to 1.2.0' --dry-run
+  opm catalog deprecate bundle -C examples/catalog cache-operator cache-operator.v1.1.0 --remove --dry-run`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) == 0 {
+				return []string{ce.TargetPackage, ce.TargetChannel, ce.TargetBundle}, cobra.ShellCompDirectiveNoFileComp
 			}
+			kinds := []string{"", "package"}
+			switch args[0] {
+			case ce.TargetChannel, ce.TargetBundle:
+				kinds = append(kinds, args[0], "...")
+			}
+			return completeArgs(kinds...)(cmd, args, toComplete)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
 			switch args[0] {
 			case ce.TargetPackage:
 				if len(args) != 2 {
@@ -48,12 +56,10 @@ entry).
 			if opts.Message != "" && opts.Remove {
 				return cmdutil.FlagErrorf("--message and --remove cannot be used together")
 			}
-			opts.Common, opts.Target, opts.Package, opts.Names = f.common, args[0], args[1], args[2:]
-			res, err := action.Deprecate(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Target, opts.Package, opts.Names = c, args[0], args[1], args[2:]
+				return action.Deprecate(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)

@@ -21,10 +21,13 @@ func newDiffCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command
 		semantics string
 	)
 	cmd := &cobra.Command{
-		Use:   "diff OLD NEW",
+		Use:   "diff OLD [NEW]",
 		Short: "Show what changed between two catalogs, and gate CI on removals",
 		Long: `Compare two catalogs (directories, files, catalog images, or - for standard
-input) package by package: packages, channels and bundles added or removed,
+input) package by package. NEW is the second argument, or -C CATALOG, or
+else the current directory: "opm catalog diff quay.io/acme/index:v1" in a
+catalog's directory says what it changes against the published image.
+Compared: packages, channels and bundles added or removed,
 default channels changed, channel heads moved, upgrade edges added or
 removed, bundles whose image, related images or properties changed, and
 upgrade paths lost: a bundle that could upgrade to the head of its channel in
@@ -42,10 +45,10 @@ reasons, when a change of a listed kind is found:
   heads    a channel head moved to a bundle that is not newer, or the channel
            no longer has a single head
   paths    an upgrade path to the head was lost`,
-		Example: `  opm catalog diff old-catalog/ new-catalog/
-  opm catalog diff quay.io/acme/index:v1 ./catalog -o json | jq '.summary'
-  opm catalog diff index/ my-operator/catalog.yaml --fragment --fail-on removed,heads,paths`,
-		Args: cobra.ExactArgs(2),
+		Example: `  opm catalog diff old-catalog/ examples/catalog
+  opm catalog diff quay.io/acme/index:v1 -C examples/catalog -o json | jq '.summary'
+  opm catalog diff index/ examples/catalog/cache-operator/catalog.yaml --fragment --fail-on removed,heads,paths`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "text", "json"); err != nil {
 				return err
@@ -62,12 +65,16 @@ reasons, when a change of a listed kind is found:
 			if err != nil {
 				return &cmdutil.FlagError{Err: err}
 			}
+			cat, err := cmdutil.OneCatalog(cmd, strings.Join(args[1:], ""))
+			if err != nil {
+				return err
+			}
 			reg, err := g.Registry(ios)
 			if err != nil {
 				return err
 			}
 			rep, err := diffaction.Run(cmd.Context(), diffaction.Options{
-				Old: args[0], New: args[1],
+				Old: args[0], New: cat.Refs[0],
 				Fragment:  fragment,
 				Packages:  packages,
 				Semantics: sem,
@@ -76,7 +83,7 @@ reasons, when a change of a listed kind is found:
 				Registry:  reg,
 			})
 			if err != nil {
-				return err
+				return cat.Explain(err)
 			}
 			if output == "json" {
 				err = cmdutil.WriteJSON(ios.Out, rep)
@@ -96,11 +103,19 @@ reasons, when a change of a listed kind is found:
 			return nil
 		},
 	}
+	cmdutil.AddCatalogFlag(cmd, nil, ".", "NEW, instead of the second argument")
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "text", "output format (text|json)")
 	f.StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a change of these kinds is found (removed,heads,paths)")
 	f.BoolVar(&fragment, "fragment", false, "NEW holds only some packages: compare those, do not report the others as removed")
 	f.StringSliceVarP(&packages, "package", "p", nil, "compare only this package (repeatable)")
 	f.StringVar(&semantics, "semantics", string(graph.Classic), "upgrade semantics for lost paths (classic|v1)")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"removed", "heads", "paths"}, cobra.ShellCompDirectiveNoFileComp))
+	names := cmdutil.CompleteFrom(func(cmd *cobra.Command, args []string) []string {
+		return append(cmdutil.OneCatalogRefs(1)(cmd, args), args[:min(len(args), 1)]...)
+	})
+	_ = cmd.RegisterFlagCompletionFunc("package", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Packages(cmd, args, toComplete)
+	})
 	return cmd
 }

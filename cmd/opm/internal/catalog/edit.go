@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -17,8 +18,10 @@ import (
 
 const editLong = `
 
-The catalog (--catalog, default: the current directory) is an FBC directory,
-a single FBC file or a basic template (olm.template.basic). Each change goes
+The catalog (-C/--catalog, default: the current directory) is an FBC
+directory, a single FBC file or a basic template (olm.template.basic); the
+arguments are names, so -C is the only way to give it. A bundle can be
+named by its version wherever its name is taken (a leading "v" is fine). Each change goes
 into the file that holds the blob it changes, in that file's format and
 style; every other byte stays as it is, and new blobs go where the
 package's blobs of that kind live. The result is validated before anything
@@ -34,15 +37,75 @@ type editFlags struct {
 }
 
 func addEditFlags(cmd *cobra.Command, f *editFlags) {
+	cmdutil.AddCatalogFlag(cmd, &f.common.Catalog, ".", "FBC directory, FBC file or basic template to edit")
 	fl := cmd.Flags()
-	fl.StringVarP(&f.common.Catalog, "catalog", "C", ".", "FBC directory, FBC file or basic template to edit")
 	fl.BoolVar(&f.common.DryRun, "dry-run", false, "print the unified diff instead of writing")
 	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem); promote, add-bundle: accept new upgrade edges with unsafe CRD changes")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format (text|json)")
 }
 
-func (f *editFlags) check() error {
-	return cmdutil.CheckOutput(f.output, "text", "json")
+// run checks the shared flags, finds the catalog (-C, or the current
+// directory), runs edit on it and prints the result.
+func (f *editFlags) run(ios *cmdutil.IOStreams, cmd *cobra.Command, edit func(action.Common) (*action.Result, error)) error {
+	if err := cmdutil.CheckOutput(f.output, "text", "json"); err != nil {
+		return err
+	}
+	cat, err := cmdutil.OneCatalog(cmd, "")
+	if err != nil {
+		return err
+	}
+	f.common.Catalog = cat.Refs[0]
+	res, err := edit(f.common)
+	if err != nil {
+		return cat.Explain(err)
+	}
+	return printResult(ios, f, res)
+}
+
+// editNames completes the names of the catalog an edit verb edits (-C, or
+// the current directory).
+var editNames = cmdutil.CompleteFrom(cmdutil.OneCatalogRefs(-1))
+
+// completeArgs completes an edit verb's arguments: each position's kind
+// of name, "package" the package (the names that follow are its), or a
+// trailing "..." repeating the last kind.
+func completeArgs(kinds ...string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		i := len(args)
+		if n := len(kinds); kinds[n-1] == "..." {
+			i = min(i, n-2)
+		} else if i >= n {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		pkg := ""
+		if p := slices.Index(kinds, "package"); p >= 0 && p < len(args) {
+			pkg = args[p]
+		}
+		switch kinds[i] {
+		case "package":
+			return editNames.Packages(cmd, args, toComplete)
+		case "channel":
+			return editNames.Channels(cmd, args, toComplete, pkg, args...)
+		case "bundle":
+			return editNames.Bundles(cmd, args, toComplete, pkg, args...)
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFlag completes an edit verb's flag with the channels or bundles
+// of the package its first argument names.
+func completeFlag(cmd *cobra.Command, flag, kind string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		pkg := ""
+		if len(args) > 0 {
+			pkg = args[0]
+		}
+		if kind == "channel" {
+			return editNames.Channels(cmd, args, toComplete, pkg)
+		}
+		return editNames.Bundles(cmd, args, toComplete, pkg)
+	})
 }
 
 func edgeFlags(cmd *cobra.Command, e *ce.Edges) {
@@ -50,6 +113,8 @@ func edgeFlags(cmd *cobra.Command, e *ce.Edges) {
 	fl.StringVar(&e.Replaces, "replaces", "", "the bundle the new entry replaces (default: the channel head)")
 	fl.StringSliceVar(&e.Skips, "skips", nil, "bundles the new entry skips (comma-separated or repeated)")
 	fl.StringVar(&e.SkipRange, "skip-range", "", "the new entry's skipRange, e.g. '>=1.0.0 <1.2.0'")
+	completeFlag(cmd, "replaces", "bundle")
+	completeFlag(cmd, "skips", "bundle")
 }
 
 func checkEdges(e ce.Edges) error {

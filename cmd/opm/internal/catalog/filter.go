@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +11,7 @@ import (
 	filteraction "github.com/opmkit/opm/pkg/action/filter"
 	"github.com/opmkit/opm/pkg/compose"
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 func newFilterCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -25,11 +27,11 @@ func newFilterCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Comma
 		force      bool
 	)
 	cmd := &cobra.Command{
-		Use:   "filter CATALOG [--package P[:CHANNEL[,CHANNEL]]]... [--min-version V] [--max-version V] [--heads-only]",
+		Use:   "filter [CATALOG] [--package P[:CHANNEL[,CHANNEL]]]... [--min-version V] [--max-version V] [--heads-only]",
 		Short: "Keep part of a catalog, as a valid catalog",
 		Long: `Keep the selected packages, channels and versions of a catalog (a directory,
-file, catalog image, or - for standard input). The result is itself a valid
-catalog:
+file, catalog image, or - for standard input: the argument, or -C CATALOG,
+or else the current directory). The result is itself a valid catalog:
 
   - each channel keeps a single head, and every kept bundle that could
     upgrade to the head still can: where removed bundles sat between kept
@@ -44,7 +46,8 @@ catalog:
 
 --package selects a package, with some of its channels after a colon
 (repeatable; without --package or --config every package is kept).
---min-version and --max-version bound the versions kept, inclusively;
+--min-version and --max-version bound the versions kept, inclusively (a
+leading "v" is fine);
 --heads-only keeps only each channel's head (after the bounds).
 
 --config takes an oc-mirror ImageSetConfiguration (mirror.operators[] with
@@ -57,11 +60,11 @@ another (for a local copy of the catalog the entry names).
 The result is written to standard output as 'opm render' writes it, or with
 --output-dir as one directory per package, atomically; a non-empty directory
 is replaced only with --force.`,
-		Example: `  opm catalog filter ./catalog --package etcd:alpha,stable --min-version 0.9.2
+		Example: `  opm catalog filter examples/catalog --package cache-operator:fast,stable --min-version 1.1.0
   opm catalog filter quay.io/acme/index:v4.18 --config imageset-config.yaml --output-dir mirror-catalog/
   opm catalog filter ./index-copy --config imageset-config.yaml --config-catalog quay.io/acme/index:v4.18
-  opm catalog filter ./catalog --heads-only -o yaml`,
-		Args: cobra.ExactArgs(1),
+  opm catalog filter -C examples/catalog --heads-only -o yaml`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "json", "yaml"); err != nil {
 				return err
@@ -75,8 +78,17 @@ is replaced only with --force.`,
 			if force && outputDir == "" {
 				return cmdutil.FlagErrorf("--force only applies with --output-dir")
 			}
+			for flag, v := range map[string]string{"--min-version": minVersion, "--max-version": maxVersion} {
+				if _, err := versionrange.ParseVersion(v); v != "" && err != nil {
+					return cmdutil.FlagErrorf("invalid %s: %v", flag, err)
+				}
+			}
+			cat, err := cmdutil.OneCatalog(cmd, firstArg(args))
+			if err != nil {
+				return err
+			}
 			opts := filteraction.Options{
-				Catalog:       args[0],
+				Catalog:       cat.Refs[0],
 				ConfigFile:    config,
 				ConfigCatalog: configCat,
 				OutputDir:     outputDir,
@@ -116,7 +128,7 @@ is replaced only with --force.`,
 				}
 			}
 			if err != nil {
-				return err
+				return cat.Explain(err)
 			}
 			if outputDir != "" {
 				fmt.Fprintf(ios.ErrOut, "wrote %s, %s, %s to %s\n", count(res.Packages, "package"), count(res.Channels, "channel"), count(res.Bundles, "bundle"), outputDir)
@@ -124,6 +136,7 @@ is replaced only with --force.`,
 			return nil
 		},
 	}
+	cmdutil.AddCatalogFlag(cmd, nil, ".", "catalog to filter, instead of the argument")
 	f := cmd.Flags()
 	f.StringArrayVarP(&packages, "package", "p", nil, "package to keep, optionally with channels: PACKAGE[:CHANNEL[,CHANNEL]] (repeatable)")
 	f.StringVar(&minVersion, "min-version", "", "lowest version to keep (inclusive)")
@@ -134,7 +147,32 @@ is replaced only with --force.`,
 	f.StringVarP(&output, "output", "o", "json", "output format (json|yaml)")
 	f.StringVarP(&outputDir, "output-dir", "d", "", "write the result to this directory, one folder per package")
 	f.BoolVar(&force, "force", false, "replace the contents of a non-empty --output-dir")
+	names := cmdutil.CompleteFrom(cmdutil.OneCatalogRefs(0))
+	_ = cmd.RegisterFlagCompletionFunc("package", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		// PACKAGE[:CHANNEL[,CHANNEL]]: channels after the colon.
+		pkg, chans, ok := strings.Cut(toComplete, ":")
+		if !ok {
+			return names.Packages(cmd, args, toComplete)
+		}
+		done, last := "", chans
+		if i := strings.LastIndexByte(chans, ','); i >= 0 {
+			done, last = chans[:i+1], chans[i+1:]
+		}
+		got, dir := names.Channels(cmd, args, last, pkg, strings.Split(done, ",")...)
+		for i, c := range got {
+			got[i] = pkg + ":" + done + c
+		}
+		return got, dir
+	})
 	return cmd
+}
+
+// firstArg is args[0], or "" when there is none.
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 // count is "1 package", "2 packages".

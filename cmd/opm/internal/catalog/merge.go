@@ -14,18 +14,22 @@ import (
 
 func newMergeCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	var (
+		verbose   bool
 		prefer    string
 		output    string
 		outputDir string
 		force     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "merge CATALOG CATALOG... [--output-dir DIR]",
+		Use:   "merge [-C CATALOG] CATALOG... [--output-dir DIR]",
 		Short: "Combine several catalogs into one valid catalog",
-		Long: `Combine catalogs (directories, files or catalog images) into one. Each
+		Long: `Combine catalogs (directories, files or catalog images: the arguments, with
+-C CATALOG as the first one if given; at least two) into one. Each
 package comes whole from one input: a package that several inputs hold is an
 error naming all of them, unless --prefer first or --prefer last says which
-input wins. Blobs that belong to no package are kept from every input, once
+input wins; a note on standard error then says, per winning input, how
+many packages were taken from it and names a few (-v names each one). Blobs
+that belong to no package are kept from every input, once
 each. The result is validated with upstream's rules before anything is
 written.
 
@@ -33,9 +37,9 @@ The result is written to standard output as 'opm render' writes it (merging
 disjoint catalogs gives what rendering them together gives), or with
 --output-dir as one directory per package, atomically; a non-empty directory
 is replaced only with --force.`,
-		Example: `  opm catalog merge team-a/catalog team-b/catalog --output-dir combined/
-  opm catalog merge quay.io/acme/index:v1 ./hotfix --prefer last -o yaml`,
-		Args: cobra.MinimumNArgs(2),
+		Example: `  opm catalog merge team-a/catalog examples/catalog --output-dir combined/
+  opm catalog merge -C examples/catalog ./hotfix --prefer last -o yaml`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "json", "yaml"); err != nil {
 				return err
@@ -47,12 +51,16 @@ is replaced only with --force.`,
 			if force && outputDir == "" {
 				return cmdutil.FlagErrorf("--force only applies with --output-dir")
 			}
+			cat, err := cmdutil.Catalogs(cmd, args, 2)
+			if err != nil {
+				return err
+			}
 			reg, err := g.Registry(ios)
 			if err != nil {
 				return err
 			}
 			res, err := mergeaction.Run(cmd.Context(), mergeaction.Options{
-				Refs:      args,
+				Refs:      cat.Refs,
 				Prefer:    p,
 				OutputDir: outputDir,
 				Force:     force,
@@ -69,19 +77,21 @@ is replaced only with --force.`,
 			case errors.As(err, &ce):
 				return fmt.Errorf("%w\nuse --prefer first or --prefer last to choose which input wins", err)
 			case err != nil:
-				return err
+				return cat.Explain(err)
 			}
-			for _, n := range res.Notes {
+			for _, n := range res.Notes(verbose) {
 				fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
 			}
 			if outputDir != "" {
-				fmt.Fprintf(ios.ErrOut, "wrote %s from %s to %s\n", count(res.Packages, "package"), count(len(args), "catalog"), outputDir)
+				fmt.Fprintf(ios.ErrOut, "wrote %s from %s to %s\n", count(res.Packages, "package"), count(len(cat.Refs), "catalog"), outputDir)
 			}
 			return nil
 		},
 	}
+	cmdutil.AddCatalogFlag(cmd, nil, "", "the first catalog, before the arguments")
 	f := cmd.Flags()
 	f.StringVar(&prefer, "prefer", "", "which input wins a package several hold (first|last); default: an error")
+	f.BoolVarP(&verbose, "verbose", "v", false, "name every package --prefer chose an input for (default: one line per pair of inputs)")
 	f.StringVarP(&output, "output", "o", "json", "output format (json|yaml)")
 	f.StringVarP(&outputDir, "output-dir", "d", "", "write the result to this directory, one folder per package")
 	f.BoolVar(&force, "force", false, "replace the contents of a non-empty --output-dir")

@@ -20,30 +20,26 @@ by the head (so that its installs upgrade to the head). --replaces, --skips
 and --skip-range set the edges yourself; an edit that would leave two heads
 or strand a bundle is refused. --create adds the channel when the package
 has none of that name.` + editLong,
-		Example: `  opm catalog promote -C catalog etcd etcdoperator.v0.9.4 --to stable
-  opm catalog promote -C catalog etcd etcdoperator.v0.9.4 --to fast --create --skip-range '>=0.9.0 <0.9.4'
-  opm catalog promote -C catalog etcd etcdoperator.v0.9.4 --to stable --dry-run`,
-		Args: cobra.ExactArgs(2),
+		Example: `  opm catalog promote -C examples/catalog cache-operator cache-operator.v1.1.1 --to stable --dry-run
+  opm catalog promote -C examples/catalog cache-operator v1.1.1 --to candidate --create --skip-range '>=1.0.0 <1.1.1' --dry-run
+  cd examples/catalog && opm catalog promote cache-operator 1.1.1 --to stable --dry-run`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeArgs("package", "bundle"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
 			if err := checkEdges(opts.Edges); err != nil {
 				return err
 			}
-			opts.Common = f.common
-			opts.Package, opts.Bundle = args[0], args[1]
-			res, err := action.Promote(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Package, opts.Bundle = c, args[0], args[1]
+				return action.Promote(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)
 	cmd.Flags().StringVar(&opts.Channel, "to", "", "the channel to add the bundle to")
 	cmd.Flags().BoolVar(&opts.Create, "create", false, "create the channel if the package has none of that name")
 	edgeFlags(cmd, &opts.Edges)
+	completeFlag(cmd, "to", "channel")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }

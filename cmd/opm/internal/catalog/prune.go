@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
@@ -17,27 +16,18 @@ func newPruneCmd(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Comman
 		Long: `Remove the old bundles of a package: with --keep-last N, every bundle that is
 not among the N newest of at least one of its channels; with --before
 VERSION, every bundle older than VERSION.` + restitchLong + editLong,
-		Example: `  opm catalog prune -C catalog etcd --keep-last 3
-  opm catalog prune -C catalog etcd --before 0.9.2 --dry-run`,
-		Args: cobra.ExactArgs(1),
+		Example: `  opm catalog prune -C examples/catalog queue-operator --keep-last 1 --dry-run
+  opm catalog prune -C examples/catalog cache-operator --before v1.1.0 --dry-run`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArgs("package"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
 			if cmd.Flags().Changed("keep-last") && opts.KeepLast < 1 {
 				return cmdutil.FlagErrorf("--keep-last must be at least 1")
 			}
-			if opts.Before != "" {
-				if _, err := semver.Parse(opts.Before); err != nil {
-					return cmdutil.FlagErrorf("invalid --before version %q: %v", opts.Before, err)
-				}
-			}
-			opts.Common, opts.Package = f.common, args[0]
-			res, err := action.Prune(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Package = c, args[0]
+				return action.Prune(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)

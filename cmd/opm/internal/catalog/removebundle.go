@@ -33,23 +33,19 @@ entries.` + restitchLong + `
 
 In a basic template, a bundle's stub is the one that carries its name, or
 else the one whose image renders to it (the images are pulled).` + editLong,
-		Example: `  opm catalog remove-bundle -C catalog etcd etcdoperator.v0.9.2
-  opm catalog remove-bundle -C catalog etcd etcdoperator.v0.9.2 --keep-edges --dry-run`,
-		Args: cobra.MinimumNArgs(2),
+		Example: `  opm catalog remove-bundle -C examples/catalog cache-operator cache-operator.v1.1.1 --dry-run
+  opm catalog remove-bundle -C examples/catalog cache-operator v1.1.1 --keep-edges --dry-run`,
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: completeArgs("package", "bundle", "..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
 			reg, err := g.Registry(ios)
 			if err != nil {
 				return err
 			}
-			opts.Common, opts.Package, opts.Bundles, opts.Registry = f.common, args[0], args[1:], reg
-			res, err := action.RemoveBundle(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				opts.Common, opts.Package, opts.Bundles, opts.Registry = c, args[0], args[1:], reg
+				return action.RemoveBundle(cmd.Context(), opts)
+			})
 		},
 	}
 	addEditFlags(cmd, &f)

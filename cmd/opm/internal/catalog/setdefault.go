@@ -14,19 +14,15 @@ func newSetDefaultChannelCmd(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *
 		Short: "Change the default channel of a package",
 		Long: `Set the defaultChannel of a package's olm.package blob to one of its
 channels.` + editLong,
-		Example: `  opm catalog set-default-channel -C catalog etcd stable`,
-		Args:    cobra.ExactArgs(2),
+		Example:           `  opm catalog set-default-channel -C examples/catalog cache-operator fast --dry-run`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeArgs("package", "channel"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
-			res, err := action.SetDefaultChannel(cmd.Context(), action.SetDefaultChannelOptions{
-				Common: f.common, Package: args[0], Channel: args[1],
+			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
+				return action.SetDefaultChannel(cmd.Context(), action.SetDefaultChannelOptions{
+					Common: c, Package: args[0], Channel: args[1],
+				})
 			})
-			if err != nil {
-				return err
-			}
-			return printResult(ios, &f, res)
 		},
 	}
 	addEditFlags(cmd, &f)

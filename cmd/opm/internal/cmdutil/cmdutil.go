@@ -139,6 +139,9 @@ type GlobalOptions struct {
 	// ImageLimits are the limits on images (--image-limits, KEY=SIZE,...;
 	// see image.ParseLimits), applied by Registry.
 	ImageLimits string
+	// FollowExternalSymlinks follows symbolic links that lead out of a
+	// catalog or bundle directory; root puts it in the command's context.
+	FollowExternalSymlinks bool
 }
 
 // TLS resolves the TLS flags as upstream does, rejecting the same three

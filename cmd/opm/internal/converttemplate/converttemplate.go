@@ -48,13 +48,8 @@ func newSub(ios *cmdutil.IOStreams, typ template.Type, short, long string) *cobr
 		Short: short,
 		Long:  long,
 		Example: fmt.Sprintf(`  # Convert a catalog file, YAML out
-  opm alpha convert-template %s catalog/my-operator/catalog.yaml -o yaml > my-operator-template.yaml`, typ),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.MaximumNArgs(1)(cmd, args); err != nil {
-				return usageError(err)
-			}
-			return nil
-		},
+  opm alpha convert-template %s examples/catalog/cache-operator/catalog.yaml -o yaml > cache-operator-template.yaml`, typ),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = "-"
 			if len(args) == 1 {
@@ -63,14 +58,8 @@ func newSub(ios *cmdutil.IOStreams, typ template.Type, short, long string) *cobr
 			return Run(opts)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "json", "Output format (json|yaml)")
 	return cmd
-}
-
-// usageError exits 1, as upstream.
-func usageError(err error) error {
-	return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: &cmdutil.FlagError{Err: err}}
 }
 
 // Run converts the file and writes the template.
@@ -78,7 +67,7 @@ func Run(opts *Options) error {
 	switch opts.Output {
 	case "json", "yaml":
 	default:
-		return usageError(fmt.Errorf("invalid --output value %q, expected (json|yaml)", opts.Output))
+		return cmdutil.FlagErrorf("invalid --output value %q, expected (json|yaml)", opts.Output)
 	}
 	in, name, closeIn, err := rendertemplate.OpenInput(opts.File, opts.IO.In)
 	if err != nil {

@@ -45,8 +45,8 @@ Each change is printed with its position in NEW's (or, for what is gone,
 OLD's) manifest, its rule and who refuses it. --all lists the safe changes too
 (descriptions, new optional fields, new versions, added enum values, ...).
 
-Exit status: 0 safe, 1 some change is unsafe, 2 usage error or unreadable
-input. See docs/crd.md for every rule.`,
+Exit status: 0 safe, 1 some change is unsafe or an input cannot be read (the
+error says which), 2 usage error. See docs/crd.md for every rule.`,
 		Example: `  opm crd diff old/foos.yaml new/foos.yaml
   opm crd diff bundles/v0.7.0 bundles/v0.8.0 -o json | jq '.changes[] | select(.safe | not)'
   opm crd diff quay.io/acme/op-bundle:v1.0.0 ./bundle --all`,
@@ -61,7 +61,7 @@ input. See docs/crd.md for every rule.`,
 			}
 			res, err := crddiff.Run(cmd.Context(), crddiff.Options{Old: args[0], New: args[1], Registry: reg})
 			if err != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+				return err
 			}
 			if output == "json" {
 				err = cmdutil.WriteJSON(ios.Out, res.JSON())

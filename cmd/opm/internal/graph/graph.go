@@ -16,8 +16,9 @@ func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph",
 		Short: "Inspect and query the upgrade graphs of a catalog",
-		Long: `The graph commands read a catalog (an FBC directory or a catalog image) and
-answer questions about its upgrade graphs: what they look like (show), which
+		Long: `The graph commands read a catalog (an FBC directory or a catalog image:
+the arguments, or -C CATALOG, or else the current directory) and answer
+questions about its upgrade graphs: what they look like (show), which
 bundles upgrade directly from a version (successors), and the step by step
 upgrade path from a version (path), and whether installed bundles block a
 cluster's next OpenShift minor version through olm.maxOpenShiftVersion
@@ -49,25 +50,52 @@ has still matches replaces and skips by name and skipRange by version.`,
 	return cmd
 }
 
+// names completes package, channel and bundle names from the catalogs of
+// the command line.
+var names = cmdutil.CompleteFrom(cmdutil.ManyCatalogRefs)
+
 func addCommonFlags(cmd *cobra.Command, opts *graph.Options, output *string, def, outputs, packageUsage string) {
+	addCatalogFlag(cmd)
 	f := cmd.Flags()
 	f.StringSliceVarP(&opts.Packages, "package", "p", nil, packageUsage)
 	f.StringSliceVarP(&opts.Channels, "channel", "c", nil, "channel to query (repeatable)")
 	f.StringVarP(output, "output", "o", def, "output format ("+outputs+")")
+	_ = cmd.RegisterFlagCompletionFunc("package", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Packages(cmd, args, toComplete)
+	})
+	_ = cmd.RegisterFlagCompletionFunc("channel", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Channels(cmd, args, toComplete, cmdutil.FlagValue(cmd, "package"))
+	})
+}
+
+// completeBundles completes flag with the bundle names of --package.
+func completeBundles(cmd *cobra.Command, flag string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return names.Bundles(cmd, args, toComplete, cmdutil.FlagValue(cmd, "package"))
+	})
+}
+
+// addCatalogFlag adds -C: one more catalog, before the arguments.
+func addCatalogFlag(cmd *cobra.Command) {
+	cmdutil.AddCatalogFlag(cmd, nil, ".", "catalog to read, before the arguments")
 }
 
 // prepare checks -o against outputs and fills the catalog references and
-// the registry options.
-func prepare(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions, opts *graph.Options, args []string, output string, outputs ...string) error {
+// the registry options; the catalog explains the command's errors.
+func prepare(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions, cmd *cobra.Command, opts *graph.Options, args []string, output string, outputs ...string) (cmdutil.Catalog, error) {
 	if err := cmdutil.CheckOutput(output, outputs...); err != nil {
-		return err
+		return cmdutil.Catalog{}, err
+	}
+	cat, err := cmdutil.Catalogs(cmd, args, 1)
+	if err != nil {
+		return cat, err
 	}
 	reg, err := g.Registry(ios)
 	if err != nil {
-		return err
+		return cat, err
 	}
-	opts.Refs, opts.Registry = args, reg
-	return nil
+	opts.Refs, opts.Registry = cat.Refs, reg
+	return cat, nil
 }
 
 func newShowCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -76,7 +104,7 @@ func newShowCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "show <catalog>...",
+		Use:   "show [CATALOG...]",
 		Short: "Draw the upgrade graphs as Mermaid, Graphviz DOT or JSON",
 		Long: `Draw the upgrade graphs of the selected packages and channels.
 
@@ -87,16 +115,18 @@ func newShowCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command
               edges refer to without a channel entry dashed
   -o json     every channel's entries (with versions), head, replaces chain,
               stranded entries, edges and problems, for jq`,
-		Example: `  opm graph show ./catalog -p etcd -o dot | dot -Tsvg > etcd.svg
-  opm graph show ./catalog -o json | jq '.packages[].channels[] | select(.stranded != [])'`,
-		Args: cobra.MinimumNArgs(1),
+		Example: `  opm graph show examples/catalog -p cache-operator -o dot | dot -Tsvg > cache-operator.svg
+  opm graph show examples/catalog -o json | jq '.packages[].channels[] | select(.stranded != [])'
+  cd examples/catalog && opm graph show -p queue-operator`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := prepare(ios, g, &opts, args, output, "mermaid", "dot", "json"); err != nil {
+			cat, err := prepare(ios, g, cmd, &opts, args, output, "mermaid", "dot", "json")
+			if err != nil {
 				return err
 			}
 			res, err := graph.Show(cmd.Context(), opts)
 			if err != nil {
-				return err
+				return cat.Explain(err)
 			}
 			switch output {
 			case "dot":
@@ -117,24 +147,25 @@ func newSuccessorsCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.C
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "successors <catalog>... --from VERSION",
+		Use:   "successors [CATALOG...] --from VERSION",
 		Short: "List the bundles that upgrade directly from a version",
 		Long: `List every channel entry that upgrades directly from the installed bundle,
 the fields that make it a successor (replaces, skips, skipRange), its place
 on the channel's replaces chain, and which one each semantics picks.
 
 ` + fromHelp,
-		Example: `  opm graph successors ./catalog -p etcd --from 0.9.0
-  opm graph successors ./catalog -p etcd --from etcdoperator.v0.9.0 -o json
-  opm graph successors ./catalog -p etcd --from 0.8.5 --from-bundle etcdoperator.v0.8.5`,
-		Args: cobra.MinimumNArgs(1),
+		Example: `  opm graph successors examples/catalog -p cache-operator --from 1.0.0
+  opm graph successors examples/catalog -p cache-operator --from cache-operator.v1.1.0 -o json
+  opm graph successors -C examples/catalog -p cache-operator --from v1.0.5 --from-bundle cache-operator.v1.0.5`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := prepare(ios, g, &opts.Options, args, output, "text", "json"); err != nil {
+			cat, err := prepare(ios, g, cmd, &opts.Options, args, output, "text", "json")
+			if err != nil {
 				return err
 			}
 			res, err := graph.Successors(cmd.Context(), opts)
 			if err != nil {
-				return err
+				return cat.Explain(err)
 			}
 			if output == "json" {
 				return cmdutil.WriteJSON(ios.Out, res.JSON())
@@ -147,8 +178,7 @@ on the channel's replaces chain, and which one each semantics picks.
 	return cmd
 }
 
-const fromHelp = `
---from takes a version or a bundle name. An installed bundle the catalog
+const fromHelp = `--from takes a version (a leading "v" is fine) or a bundle name. An installed bundle the catalog
 no longer has still matches: replaces and skips by its name, skipRange by
 its version. Give its name with --from-bundle (and its version with
 --from); when only a version is given and no bundle has it, the name is
@@ -160,6 +190,7 @@ func addFromFlags(cmd *cobra.Command, from, bundle *string) {
 	f.StringVar(from, "from", "", "installed version or bundle name")
 	f.StringVar(bundle, "from-bundle", "", "installed bundle's name, when the catalog no longer has it")
 	cmd.MarkFlagsOneRequired("from", "from-bundle")
+	completeBundles(cmd, "from")
 }
 
 func newPathCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -168,7 +199,7 @@ func newPathCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "path <catalog>... --from VERSION [--to VERSION | --version RANGE]",
+		Use:   "path [CATALOG...] --from VERSION [--to VERSION | --version RANGE]",
 		Short: "Show the step by step upgrade path from a version",
 		Long: `Show the upgrades OLM would make, one at a time, from the installed bundle.
 
@@ -183,18 +214,20 @@ it; classic stops at the last version in it.
 Classic gives one path per channel (default: the package's default channel);
 v1 one path over the selected channels (default: all). When a target is not
 reached, the reason is printed and the exit code is 1.
+
 ` + fromHelp,
-		Example: `  opm graph path ./catalog -p etcd --from 0.9.0
-  opm graph path ./catalog -p example --from 1.0.0 --to 2.0.0 --semantics v1
-  opm graph path ./catalog -p example --from 1.0.0 --version '<3.0.0' --semantics v1 -o json`,
-		Args: cobra.MinimumNArgs(1),
+		Example: `  opm graph path examples/catalog -p cache-operator --from 1.0.0
+  opm graph path examples/catalog -p cache-operator --from v1.0.0 --to 1.1.1 --semantics v1 -c fast
+  opm graph path examples/catalog -p cache-operator --from 1.0.0 --version '<1.2.0' --semantics v1 -o json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := prepare(ios, g, &opts.Options, args, output, "text", "json"); err != nil {
+			cat, err := prepare(ios, g, cmd, &opts.Options, args, output, "text", "json")
+			if err != nil {
 				return err
 			}
 			res, err := graph.Path(cmd.Context(), opts)
 			if err != nil {
-				return err
+				return cat.Explain(err)
 			}
 			if output == "json" {
 				err = cmdutil.WriteJSON(ios.Out, res.JSON())
@@ -215,6 +248,7 @@ reached, the reason is printed and the exit code is 1.
 	addFromFlags(cmd, &opts.From, &opts.FromBundle)
 	f := cmd.Flags()
 	f.StringVar(&opts.To, "to", "", "version (or bundle name) to reach")
+	completeBundles(cmd, "to")
 	f.StringVar(&opts.Version, "version", "", "OLM v1 version range every step must stay in")
 	f.StringVar(&opts.Semantics, "semantics", string(gr.Classic), "upgrade semantics (classic|v1)")
 	cmd.MarkFlagsMutuallyExclusive("to", "version")
@@ -229,7 +263,7 @@ func newUpgradeableCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.
 		channels  []string
 	)
 	cmd := &cobra.Command{
-		Use:   "upgradeable <catalog>... --cluster-version VERSION --installed PACKAGE=VERSION...",
+		Use:   "upgradeable [CATALOG...] --cluster-version VERSION --installed PACKAGE=VERSION...",
 		Short: "Check whether installed bundles block the cluster's next minor version",
 		Long: `Check, for every installed bundle, whether its olm.maxOpenShiftVersion blocks
 an upgrade of the OpenShift cluster to its next minor version (4.y+1: only
@@ -250,11 +284,12 @@ every channel under v1).
 
 The exit code is 0 when nothing blocks, 1 when an installed bundle blocks
 or is unknown (the report is printed first).`,
-		Example: `  opm graph upgradeable ./catalog --cluster-version 4.18.3 --installed odf-operator=4.15.0
-  opm graph upgradeable ./catalog --cluster-version 4.18.3 --installed etcd=0.9.2 --channel etcd=alpha --semantics v1 -o json`,
-		Args: cobra.MinimumNArgs(1),
+		Example: `  opm graph upgradeable examples/catalog --cluster-version 4.18.3 --installed cache-operator=1.1.0
+  opm graph upgradeable examples/catalog --cluster-version 4.18.3 --installed cache-operator=1.1.1 --channel cache-operator=fast --semantics v1 -o json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := prepare(ios, g, &opts.Options, args, output, "text", "json"); err != nil {
+			cat, err := prepare(ios, g, cmd, &opts.Options, args, output, "text", "json")
+			if err != nil {
 				return err
 			}
 			ops, err := graph.ParseInstalled(installed, channels)
@@ -264,7 +299,7 @@ or is unknown (the report is printed first).`,
 			opts.Installed = ops
 			res, err := graph.Upgradeable(cmd.Context(), opts)
 			if err != nil {
-				return err
+				return cat.Explain(err)
 			}
 			if output == "json" {
 				err = cmdutil.WriteJSON(ios.Out, res.JSON())
@@ -280,6 +315,7 @@ or is unknown (the report is printed first).`,
 			return nil
 		},
 	}
+	addCatalogFlag(cmd)
 	f := cmd.Flags()
 	f.StringVar(&opts.ClusterVersion, "cluster-version", "", "the cluster's OpenShift version, e.g. 4.18.3 (required)")
 	f.StringArrayVar(&installed, "installed", nil, "installed bundle: PACKAGE=VERSION, PACKAGE=BUNDLE or PACKAGE=BUNDLE@VERSION (repeatable, required)")

@@ -66,7 +66,7 @@ func TestPath(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "Success/v1 reaches 2.0.0", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--semantics", "v1"},
-			wantOut: "  1. example.v1.0.0 (1.0.0) -> example.v2.0.0 (2.0.0)  (skipRange(>=1.0.0 <2.0.0))\nReached: reached version 2.0.0\n"},
+			wantOut: "  1. example.v1.0.0 (1.0.0) -> example.v2.0.0 (2.0.0)  (skipRange(>=1.0.0 <2.0.0))\nReached version 2.0.0\n"},
 		{name: "Success/classic does not", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--semantics", "classic", "-o", "json"},
 			wantOut: `"reached": false`, wantCode: cmdutil.ExitFailure},
 		{name: "Error/to and version", args: []string{"--from", "1.0.0", "--to", "2.0.0", "--version", "<3", "--semantics", "v1"},
@@ -74,7 +74,7 @@ func TestPath(t *testing.T) {
 		{name: "Error/bad output", args: []string{"--from", "1.0.0", "--semantics", "v1", "-o", "yaml"},
 			wantCode: cmdutil.ExitUsage, wantErr: `invalid --output value "yaml", expected (text|json)`},
 		{name: "Error/unknown to", args: []string{"--from", "1.0.0", "--to", "example.v9", "--semantics", "v1"},
-			wantCode: cmdutil.ExitFailure, wantErr: `package "example" has no bundle named "example.v9"`},
+			wantCode: cmdutil.ExitFailure, wantErr: `unknown bundle "example.v9" of package "example" (bundles: example.v2.0.0, example.v3.0.0); give a bundle name or a version`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,7 +112,7 @@ func TestShowAndSuccessors(t *testing.T) {
 		t.Errorf("successors output:\n%s", out)
 	}
 	_, errOut, code = run("show", dir, "-o", "json", "-p", "nope")
-	if code != 1 || errOut != "Error: no package \"nope\" in the catalog (packages: example)\n" {
+	if code != 1 || errOut != "Error: unknown package \"nope\" (packages: example)\n" {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

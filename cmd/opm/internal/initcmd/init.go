@@ -23,7 +23,7 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 
 The icon's media type is detected from its content and must be an image
 (PNG, JPEG, GIF, SVG, WebP, ...). The description file is read verbatim.`,
-		Example: `  opm init my-operator --default-channel=stable --icon=icon.svg --description=README.md -o yaml > catalog/my-operator/package.yaml`,
+		Example: `  opm init my-operator --default-channel=stable --description=examples/catalog/README.md -o yaml`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "json", "yaml"); err != nil {

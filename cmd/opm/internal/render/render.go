@@ -32,11 +32,11 @@ except a path (starting with /, ./, ../ or ~), which must exist.
 Beyond upstream: --with-channels also derives the olm.package and olm.channel
 blobs of the rendered bundles from their annotations and CSVs.`,
 		Example: `  # Render a catalog directory as YAML
-  opm render ./catalog -o yaml
+  opm render examples/catalog -o yaml
 
   # Render bundles with their package and channels, then validate them
   set -o pipefail
-  opm render ./bundle-v1 ./bundle-v2 --with-channels | opm validate -`,
+  opm render examples/bundles/foo-0.2.0 examples/bundles/foo-0.1.0 --with-channels | opm validate -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "json", "yaml"); err != nil {

@@ -25,10 +25,10 @@ replace. Paste the output into any Mermaid renderer (GitHub, mermaid.live).
 For queries over the graph (successors, upgrade paths, DOT or JSON output)
 see 'opm graph'.`,
 		Example: `  # Draw every package of a catalog directory
-  opm alpha render-graph ./catalog
+  opm alpha render-graph examples/catalog
 
   # Only one package, from a given bundle upwards, with OLM v0 styling
-  opm alpha render-graph ./catalog -p etcd --minimum-edge etcdoperator.v0.9.2 --draw-v0-semantics`,
+  opm alpha render-graph examples/catalog -p cache-operator --minimum-edge cache-operator.v1.1.0 --draw-v0-semantics`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := g.Registry(ios)

@@ -14,6 +14,7 @@ import (
 	"github.com/opmkit/opm/pkg/action/rendertemplate"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/template"
 )
 
@@ -48,13 +49,12 @@ bundles keep the references as written in the template.`,
 
   # Detect the type, migrate bundles to olm.csv.metadata, draw the graph
   opm alpha render-template semver-template.yaml --migrate-level bundle-object-to-csv-metadata -o mermaid`,
-		Args: usageArgs(cobra.RangeArgs(0, 2)),
+		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	f := cmd.Flags()
 	f.StringVarP(&opts.Output, "output", "o", "json", "Output format (json|yaml|mermaid)")
 	f.StringVar(&opts.MigrateLevel, "migrate-level", "", `Name of the last migration to run (default: none)
@@ -68,31 +68,21 @@ Available migrators:
 	return cmd
 }
 
-// usageError is a usage problem that exits 1, as upstream's
-// render-template and convert-template do (not the usual 2).
-func usageError(err error) error {
-	return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: &cmdutil.FlagError{Err: err}}
-}
-
-func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return usageError(err)
-		}
-		return nil
-	}
-}
-
 // Run renders the template opts.Args name and writes the result.
 func Run(ctx context.Context, opts *Options) error {
 	switch opts.Output {
 	case "json", "yaml", "mermaid":
 	default:
-		return usageError(fmt.Errorf("invalid --output value %q, expected (json|yaml|mermaid)", opts.Output))
+		return cmdutil.FlagErrorf("invalid --output value %q, expected (json|yaml|mermaid)", opts.Output)
+	}
+	if opts.MigrateLevel != "" {
+		if err := migrations.Check(opts.MigrateLevel); err != nil {
+			return &cmdutil.FlagError{Err: err}
+		}
 	}
 	reg, err := opts.Global.Registry(opts.IO)
 	if err != nil {
-		return usageError(err)
+		return err
 	}
 	var typ template.Type
 	file := "-"
@@ -105,7 +95,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	case 2:
 		if typ, err = template.ParseType(opts.Args[0]); err != nil {
-			return usageError(err)
+			return &cmdutil.FlagError{Err: err}
 		}
 		file = opts.Args[1]
 	}

@@ -3,7 +3,6 @@
 package resolve
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -47,11 +46,12 @@ along its replaces chain. At most one bundle per package and one provider per
 API; installed bundles no subscription names stay.
 
 Exit status: 0 resolvable, 1 not resolvable (including invalid dependency
-properties), 2 usage or a catalog that cannot be loaded. See docs/resolve.md.`,
-		Example: `  opm resolve --catalog community=./catalog --subscribe etcd
-  opm resolve --catalog ops=./ops:10 --catalog community=./community \
-      --installed community/etcdoperator.v0.9.2 --subscribe etcd:singlenamespace-alpha \
-      --subscribe prometheus -o json`,
+properties) or a catalog that cannot be loaded or lacks an installed bundle,
+2 usage. See docs/resolve.md.`,
+		Example: `  opm resolve --catalog example=examples/catalog --subscribe web-console
+  opm resolve --catalog ops=./ops:10 --catalog example=examples/catalog \
+      --installed example/cache-operator.v1.0.0 --subscribe cache-operator:fast \
+      --subscribe web-console -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cmdutil.CheckOutput(output, "text", "json"); err != nil {
@@ -63,10 +63,6 @@ properties), 2 usage or a catalog that cannot be loaded. See docs/resolve.md.`,
 			}
 			opts.Registry = reg
 			res, err := action.Run(cmd.Context(), opts)
-			var ue *action.UsageError
-			if errors.As(err, &ue) {
-				return &cmdutil.FlagError{Err: err}
-			}
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,9 @@ func New(ios *cmdutil.IOStreams) *cobra.Command {
 		Use:   "opm",
 		Short: "operator package manager",
 		Long: `opm builds, renders, validates and inspects Operator Lifecycle Manager
-file-based catalogs (FBC) and operator bundles.`,
+file-based catalogs (FBC) and operator bundles.
+
+To view help related to alpha features, set HELP_ALPHA=true in the environment.`,
 		Args:          cobra.ArbitraryArgs,
 		RunE:          runEmpty,
 		SilenceErrors: true,
@@ -47,14 +49,16 @@ file-based catalogs (FBC) and operator bundles.`,
 	_ = pf.MarkHidden("skip-tls")
 	pf.Var(cmdutil.SizeValue{N: &g.MaxFileSize}, "max-file-size", "largest catalog or bundle file read (bytes, or with KiB, MiB, GiB; 0: no limit)")
 	pf.StringVar(&g.ImageLimits, "image-limits", "", "limits on images pulled or built, KEY=SIZE,... (manifest, config, blob, extract, uncompressed, entries, depth; see docs/images.md)")
-	for _, name := range []string{"max-file-size", "image-limits"} {
+	pf.BoolVar(&g.FollowExternalSymlinks, "follow-external-symlinks", false, "follow symbolic links that lead out of a catalog or bundle directory, as upstream opm does (refused by default)")
+	for _, name := range []string{"max-file-size", "image-limits", "follow-external-symlinks"} {
 		_ = pf.SetAnnotation(name, ownGlobalFlag, []string{"true"})
 	}
 	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		if f := c.Flags().Lookup("skip-tls"); f != nil && f.Changed {
 			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
 		}
-		c.SetContext(declcfg.WithMaxFileSize(c.Context(), g.MaxFileSize))
+		ctx := declcfg.WithMaxFileSize(c.Context(), g.MaxFileSize)
+		c.SetContext(declcfg.WithFollowExternalSymlinks(ctx, g.FollowExternalSymlinks))
 	}
 
 	alpha := &cobra.Command{
@@ -82,6 +86,7 @@ file-based catalogs (FBC) and operator bundles.`,
 	cmd.SetUsageTemplate(usageTemplate)
 	wrapArgErrors(cmd)
 	checkFlagsFirst(cmd)
+	cmdutil.CompleteEnumFlags(cmd)
 	return cmd
 }
 
@@ -143,10 +148,16 @@ func runEmpty(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// ownGlobalFlag annotates the global flags upstream opm does not have. They
-// are listed in `opm --help`; a subcommand's help lists upstream's global
-// flags only, so that it reads as upstream's does, byte for byte.
+// ownGlobalFlag annotates the global flags upstream opm does not have.
+// Every help lists them under Global Flags, but for the help a group
+// command prints when run alone (upstream's output: see upstreamHelp).
 const ownGlobalFlag = "opm-own-global"
+
+// upstreamHelp is set on a command while it prints the help upstream
+// prints when that command is run alone (opm generate, opm alpha
+// convert-template, ...): then Global Flags lists upstream's global flags
+// only, so that the output is upstream's byte for byte.
+const upstreamHelp = "opm-upstream-help"
 
 // groupCommand annotates the commands configureGroups makes runnable only
 // to refuse unknown subcommands; their help shows no usage line of their
@@ -157,10 +168,10 @@ func init() {
 	cobra.AddTemplateFunc("showUseLine", func(c *cobra.Command) bool {
 		return c.Runnable() && c.Annotations[groupCommand] == ""
 	})
-	cobra.AddTemplateFunc("upstreamGlobalFlags", func(c *cobra.Command) *pflag.FlagSet {
+	cobra.AddTemplateFunc("globalFlags", func(c *cobra.Command) *pflag.FlagSet {
 		fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
 		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
-			if f.Annotations[ownGlobalFlag] == nil {
+			if c.Annotations[upstreamHelp] == "" || f.Annotations[ownGlobalFlag] == nil {
 				fs.AddFlag(f)
 			}
 		})
@@ -172,7 +183,7 @@ func init() {
 }
 
 // usageTemplate is cobra's default usage template with two changes: the
-// usage line follows showUseLine, and Global Flags are upstreamGlobalFlags.
+// usage line follows showUseLine, and Global Flags are globalFlags.
 const usageTemplate = `Usage:{{if showUseLine .}}
   {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
   {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
@@ -193,7 +204,7 @@ Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCo
   {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
 
 Flags:
-{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{with upstreamGlobalFlags .}}
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{with globalFlags .}}
 
 Global Flags:
 {{.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
@@ -218,6 +229,10 @@ func configureGroups(cmd *cobra.Command) {
 		cmd.Annotations[groupCommand] = "true"
 		cmd.RunE = func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
+				// The help upstream prints here, on stdout, is output
+				// scripts may read: byte for byte upstream's.
+				c.Annotations[upstreamHelp] = "true"
+				defer delete(c.Annotations, upstreamHelp)
 				return c.Help()
 			}
 			return unknownCommand(c, args[0])

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/internal/logfmt"
 	"github.com/opmkit/opm/pkg/action/serve"
 )
 
@@ -33,6 +34,7 @@ type Options struct {
 	HTTPAddr              string
 	CAFile                string
 	Platform              string
+	LogFormat             string
 }
 
 // maxTerminationMessage is what Kubernetes reads of a termination log.
@@ -53,19 +55,23 @@ The source is a catalog directory, or a catalog image reference when no such
 path exists. The catalog is validated as 'opm validate' does; a catalog that
 fails is refused before the server listens.
 
+Logs go to standard error in upstream's shape (time="..." level=info
+msg="..." key=value, fields sorted), so log scrapers written for upstream's
+catalog pods keep working; --log-format json writes one JSON object a line.
+
 The index is built at start-up (no cache is needed); --cache-dir keeps it
 between runs. A cache that does not match the catalog, or that another opm
 version wrote, is rebuilt with a warning, unless --cache-enforce-integrity
 is given.`,
 		Example: `  # Serve a catalog directory on port 50051
-  opm serve ./catalog
+  opm serve examples/catalog
 
   # Build the cache in a catalog image build, then serve from it
   opm serve /configs --cache-dir=/tmp/cache --cache-only
   opm serve /configs --cache-dir=/tmp/cache
 
   # Also serve catalogd's HTTP API
-  opm serve ./catalog --http-addr=127.0.0.1:8080`,
+  opm serve examples/catalog --http-addr=127.0.0.1:8080`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ref = args[0]
@@ -84,6 +90,7 @@ is given.`,
 	f.StringVar(&opts.HTTPAddr, "http-addr", "", "also serve catalogd's HTTP API on this address (empty: off)")
 	f.StringVar(&opts.CAFile, "ca-file", "", "PEM file of certificate authorities to trust for registries (image sources)")
 	f.StringVar(&opts.Platform, "platform", "", "platform (os/arch[/variant]) to pick from multi-arch images (default: this host's)")
+	f.StringVar(&opts.LogFormat, "log-format", "text", "log format (text|json): upstream's logrus lines (time=\"...\" level=info msg=\"...\" key=value), or one JSON object a line")
 	return cmd
 }
 
@@ -99,7 +106,10 @@ func Run(cmd *cobra.Command, opts *Options) (err error) {
 	if opts.Debug {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: level}))
+	log, err := logfmt.New(ios.ErrOut, opts.LogFormat, level)
+	if err != nil {
+		return &cmdutil.FlagError{Err: err}
+	}
 
 	// The termination log is opened first so that every fatal error can
 	// be written to it; failing to open it is only a warning.

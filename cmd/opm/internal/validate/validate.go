@@ -31,7 +31,7 @@ same messages), opm's CUE schemas for every blob, and checks upstream lacks
 
 The catalog is a directory (as upstream), a single file, - for standard
 input (e.g. opm render ... | opm validate -), or a catalog image reference.
-Standard input without any blob is an error (exit 2): it is what a failed
+Standard input without any blob is an error: it is what a failed
 command before the pipe leaves; run pipes under set -o pipefail.
 
 Without -o, problems are written to standard error: upstream's error tree with
@@ -46,8 +46,8 @@ and --strict, also read from .opm-validate.yaml in the catalog directory
 (list it in .indexignore); --write-baseline FILE records today's findings and
 --baseline FILE reports only new ones.
 
-Exit status: 0 valid (warnings allowed unless --strict), 1 invalid, 2 usage or
-I/O error. See docs/validate.md for every rule code.`,
+Exit status: 0 valid (warnings allowed unless --strict), 1 invalid or not
+read, 2 usage. See docs/validate.md for every rule code.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" {
@@ -66,8 +66,7 @@ I/O error. See docs/validate.md for every rule code.`,
 				return cmdutil.FlagErrorf("%v", oe)
 			}
 			if err != nil {
-				// Nothing was validated: the usage and I/O status.
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+				return err
 			}
 			if opts.WriteBaseline != "" {
 				fmt.Fprintf(ios.ErrOut, "wrote %d findings to baseline %s\n", res.Written, opts.WriteBaseline)

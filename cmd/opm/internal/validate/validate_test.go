@@ -53,8 +53,8 @@ func TestRun(t *testing.T) {
 		{name: "Error/invalid", args: []string{bad}, wantCode: 1, wantStderr: "invalid index:\n└── invalid package \"foo\":\n    └── default channel must be set (" + filepath.ToSlash(bad) + "/c.yaml:1:1)\n"},
 		{name: "Error/stdin empty document", args: []string{"-", "-o", "json"}, stdin: "# nothing\n", wantCode: 1, wantStdout: `"message": "object '' is missing root schema field"`},
 		{name: "Error/output", args: []string{dir, "-o", "xml"}, wantCode: 2},
-		{name: "Error/missing", args: []string{filepath.Join(dir, "nope")}, wantCode: 2},
-		{name: "Error/stdin without blobs", args: []string{"-"}, stdin: "", wantCode: 2, wantStderr: "Error: no blobs on standard input: nothing to validate (did the command before the pipe fail? run it with set -o pipefail)\n"},
+		{name: "Error/missing", args: []string{filepath.Join(dir, "nope")}, wantCode: 1},
+		{name: "Error/stdin without blobs", args: []string{"-"}, stdin: "", wantCode: 1, wantStderr: "Error: no blobs on standard input: nothing to validate (did the command before the pipe fail? run it with set -o pipefail)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ package view
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +16,7 @@ import (
 func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	var opts view.Options
 	cmd := &cobra.Command{
-		Use:   "view CATALOG [NEW-CATALOG]",
+		Use:   "view [OLD] [CATALOG]",
 		Short: "See a catalog in the browser: packages, channels, upgrade graphs and paths",
 		Long: `Serve a local web view of a catalog on 127.0.0.1 and print its URL:
 
@@ -33,34 +34,45 @@ func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
   bundle    properties, related images, CSV metadata and description,
             provided and required APIs, its channels
 
-Given two catalogs (OLD and NEW), the start page is the report of
-'opm catalog diff', with each changed channel drawn from both sides; both
-catalogs can be browsed.
+The catalog is the last argument, or -C CATALOG, or else the current
+directory. Given two catalogs (OLD, then the catalog), the start page is
+the report of 'opm catalog diff', with each changed channel drawn from both
+sides; both catalogs can be browsed.
 
 Every page has a JSON twin: put /api in front of its path. The pages load
 nothing from anywhere but this server, and the server answers only on
 127.0.0.1. A catalog is a directory, an FBC file, a catalog image, or - for
 standard input. Stop it with Ctrl-C.`,
-		Example: `  opm view ./catalog
-  opm view ./catalog --port 8080
-  opm view quay.io/acme/index:v4.18 ./catalog      # what a change does`,
-		Args: cobra.RangeArgs(1, 2),
+		Example: `  opm view examples/catalog
+  opm view -C examples/catalog --port 8080
+  opm view quay.io/acme/index:v4.18 examples/catalog      # what a change does`,
+		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// [OLD] [CATALOG]: -C is CATALOG, as for opm catalog diff.
+			var old []string
+			if len(args) == 2 || (len(args) == 1 && cmd.Flags().Changed(cmdutil.CatalogFlag)) {
+				old, args = args[:1], args[1:]
+			}
+			cat, err := cmdutil.OneCatalog(cmd, strings.Join(args, ""))
+			if err != nil {
+				return err
+			}
 			reg, err := g.Registry(ios)
 			if err != nil {
 				return err
 			}
-			opts.Refs, opts.Registry, opts.Stdin = args, reg, ios.In
+			opts.Refs, opts.Registry, opts.Stdin = append(old, cat.Refs...), reg, ios.In
 			opts.Ready = func(url string) {
 				fmt.Fprintf(ios.Out, "opm view: serving %s\n", url)
 				fmt.Fprintln(ios.ErrOut, "Press Ctrl-C to stop.")
 			}
-			return view.Run(cmd.Context(), opts)
+			return cat.Explain(view.Run(cmd.Context(), opts))
 		},
 	}
+	cmdutil.AddCatalogFlag(cmd, nil, ".", "the catalog, instead of the last argument")
 	f := cmd.Flags()
 	f.IntVar(&opts.Port, "port", 0, "port on 127.0.0.1 to serve on (0: any free port)")
 	f.BoolVar(&opts.Fragment, "fragment", false, "with two catalogs: NEW holds only some packages; compare only those (as 'opm catalog diff --fragment')")
-	f.StringVar(&opts.Semantics, "semantics", "", "with two catalogs: semantics of lost upgrade paths, classic (default) or v1")
+	f.StringVar(&opts.Semantics, "semantics", "", "with two catalogs: semantics of lost upgrade paths (classic|v1; default classic)")
 	return cmd
 }
