@@ -48,7 +48,7 @@ func Run(ctx context.Context, opts Options) (*compose.FilterResult, error) {
 		return nil, errors.New("select packages either with a configuration file or on the command line, not both")
 	}
 	if opts.OutputDir != "" {
-		if err := compose.CheckOutputDir(opts.OutputDir, opts.Force); err != nil {
+		if err := compose.CheckOutputDir(opts.OutputDir, opts.Force, opts.Catalog, opts.ConfigFile); err != nil {
 			return nil, err
 		}
 	} else if opts.Out == nil {
@@ -78,7 +78,7 @@ func Run(ctx context.Context, opts Options) (*compose.FilterResult, error) {
 		return nil, err
 	}
 	if opts.OutputDir != "" {
-		if err := compose.WriteDir(res.Config, opts.OutputDir, opts.Format, opts.Force); err != nil {
+		if err := compose.WriteDir(res.Config, opts.OutputDir, opts.Format, opts.Force, opts.Catalog, opts.ConfigFile); err != nil {
 			return nil, fmt.Errorf("writing %q: %w", opts.OutputDir, err)
 		}
 		return res, nil
