@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/opmkit/opm/internal/fsutil"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
 	"github.com/opmkit/opm/pkg/render"
