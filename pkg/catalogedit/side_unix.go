@@ -141,4 +141,3 @@ func fileOwner(st fs.FileInfo) owner {
 	}
 	return owner{}
 }
-
