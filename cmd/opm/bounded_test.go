@@ -26,7 +26,7 @@ import (
 // which runs PROGRAM (looked up in the script's PATH, in its environment
 // and directory) and fails unless it exits with status CODE within -time
 // (wall clock, default 60s) with a peak resident set (the child's
-// getrusage Maxrss) under -rss (default: no bound). Its stdout (first MiB
+// getrusage Maxrss) under -rss (default: no bound). Its stdout (first 4 KiB
 // only; the rest is counted and dropped, so that gigabytes of output can
 // be checked for their memory) and stderr are then checked as after exec.
 //
@@ -76,7 +76,7 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 		cmd.Dir = ts.MkAbs(".")
 	}
 	cmd.Env = scriptEnv(ts)
-	out := &countingBuffer{keep: 1 << 20, reached: make(chan struct{}), at: termOnOutput}
+	out := &countingBuffer{keep: 4 << 10, reached: make(chan struct{}), at: termOnOutput}
 	var errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = out, &errOut
 	start := time.Now()

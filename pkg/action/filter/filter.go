@@ -83,7 +83,7 @@ func Run(ctx context.Context, opts Options) (*compose.FilterResult, error) {
 		}
 		return res, nil
 	}
-	return res, declcfg.Write(*res.Config, opts.Out, opts.Format)
+	return res, declcfg.WriteContext(ctx, *res.Config, opts.Out, opts.Format)
 }
 
 // ParsePackageArg parses the --package syntax: PACKAGE, or

@@ -78,5 +78,5 @@ func Run(ctx context.Context, opts Options) (*compose.MergeResult, error) {
 		}
 		return res, nil
 	}
-	return res, declcfg.Write(*res.Config, opts.Out, opts.Format)
+	return res, declcfg.WriteContext(ctx, *res.Config, opts.Out, opts.Format)
 }
