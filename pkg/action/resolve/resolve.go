@@ -27,6 +27,9 @@ type Options struct {
 	Subscribe []string
 	// Registry configures image pulls.
 	Registry render.RegistryOptions
+	// SolverBudget bounds the solver's work, in conflicts (0:
+	// resolve.DefaultBudget; negative: none).
+	SolverBudget int64
 }
 
 // UsageError is a request that cannot be run: a malformed flag value, a
@@ -183,6 +186,7 @@ func Run(ctx context.Context, opts Options) (*resolve.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	req.Budget = opts.SolverBudget
 	res, err := resolve.Resolve(ctx, cats, req)
 	var ie *resolve.InputError
 	if errors.As(err, &ie) {

@@ -12,6 +12,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/internal/buildinfo"
 	"github.com/opmkit/opm/pkg/action/validate"
+	"github.com/opmkit/opm/pkg/resolve"
 	pkgvalidate "github.com/opmkit/opm/pkg/validate"
 )
 
@@ -87,6 +88,7 @@ I/O error. See docs/validate.md for every rule code.`,
 	f.StringVar(&opts.SchemaDir, "schema-dir", "", "directory of extra CUE schemas (*.cue) for your own blob schemas")
 	f.BoolVar(&opts.CheckDependencies, "check-dependencies", false, "resolve every channel head's dependencies as OLM classic does (a warning; an error under --strict)")
 	f.StringArrayVar(&opts.With, "with", nil, "extra catalog dependencies may come from, for --check-dependencies (repeatable; implies it)")
+	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts --check-dependencies spends before it gives up (-1: no limit)")
 	return cmd
 }
 
