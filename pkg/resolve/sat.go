@@ -598,6 +598,7 @@ func (h *varHeap) pop() int {
 	}
 	return v
 }
+
 // minimalCore returns a minimal subset of sel (assumption literals that
 // switch rules on), in sel's order, that is unsatisfiable together with
 // base: removing any one of them makes it satisfiable. base ∪ sel must be

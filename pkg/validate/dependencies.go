@@ -111,7 +111,7 @@ func CheckDependencies(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts
 				Message:  msg,
 				File:     p.File, Line: p.Line, Column: p.Column,
 				Package: h.pkg, Bundle: h.name,
-				Help:    "raise the budget with --solver-budget (10000 conflicts take seconds on such a problem), or simplify the dependencies",
+				Help: "raise the budget with --solver-budget (10000 conflicts take seconds on such a problem), or simplify the dependencies",
 			})
 			return out, nil
 		}
