@@ -65,6 +65,11 @@ func Show(ctx context.Context, opts Options) (*ShowResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every format draws every edge: refuse a channel with too many
+	// before any is built.
+	if err := sel.CheckEdges(gr.MaxEdges); err != nil {
+		return nil, err
+	}
 	return &ShowResult{Config: selectConfig(cfg, sel), Graph: sel}, nil
 }
 
@@ -376,7 +381,7 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 	if opts.To != "" && opts.Version != "" {
 		return nil, action.Usagef("--to and --version cannot be used together")
 	}
-	po := gr.PathOptions{Semantics: sem, Channels: opts.Channels}
+	po := gr.PathOptions{Semantics: sem, Channels: opts.Channels, Context: ctx}
 	if opts.Version != "" {
 		r, err := versionrange.Parse(opts.Version)
 		if err != nil {

@@ -130,7 +130,7 @@ func Upgradeable(ctx context.Context, opts UpgradeableOptions) (*UpgradeableResu
 		if err != nil {
 			return nil, fmt.Errorf("--installed %s: %w", op.Package, err)
 		}
-		chk, err := p.CheckClusterUpgrade(in, next, sem, op.Channels)
+		chk, err := p.CheckClusterUpgrade(ctx, in, next, sem, op.Channels)
 		if err != nil {
 			return nil, fmt.Errorf("--installed %s: %w", op.Package, err)
 		}
