@@ -13,8 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/internal/jsonscan"
 	"github.com/opmkit/opm/pkg/property"
@@ -50,21 +48,17 @@ func WriteJSON(cfg DeclarativeConfig, w io.Writer) error {
 
 // WriteYAML writes cfg as upstream does: each blob converted from JSON to
 // YAML by sigs.k8s.io/yaml (yaml.v2 key order, quoting and folding) and
-// prefixed with "---\n".
+// prefixed with "---\n". Large blobs are converted in pieces, with the
+// same result (see writeYAMLBlob).
 func WriteYAML(cfg DeclarativeConfig, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var compact []byte
 	err := walkOrdered(cfg, func(v any) error {
 		compact = appendBlob(compact[:0], v)
-		y, err := yaml.JSONToYAML(compact)
-		if err != nil {
-			return err
-		}
 		if _, err := bw.WriteString("---\n"); err != nil {
 			return err
 		}
-		_, err = bw.Write(y)
-		return err
+		return writeYAMLBlob(bw, compact)
 	})
 	if err != nil {
 		return err
