@@ -199,16 +199,8 @@ func (e *yamlEmitter) mapping(n int, obj []byte) error {
 	if !ok || len(ms) == 0 {
 		return e.piece(n, obj, false)
 	}
-	var batch bytes.Buffer
-	flush := func() error {
-		if batch.Len() == 0 {
-			return nil
-		}
-		batch.WriteByte('}')
-		err := e.piece(n, batch.Bytes(), false)
-		batch.Reset()
-		return err
-	}
+	batch := pieceBatch{e: e, n: n, open: '{', close: '}'}
+	flush := batch.flush
 	for _, m := range ms {
 		if m.splittable && len(m.rawMember) > yamlPiece {
 			if key, ok := e.keyLine(n, m.rawKey); ok {
@@ -230,19 +222,45 @@ func (e *yamlEmitter) mapping(n int, obj []byte) error {
 				continue
 			}
 		}
-		if batch.Len() == 0 {
-			batch.WriteByte('{')
-		} else {
-			batch.WriteByte(',')
-		}
-		batch.Write(m.rawMember)
-		if batch.Len() > yamlPiece {
-			if err := flush(); err != nil {
-				return err
-			}
+		if err := batch.add(m.rawMember); err != nil {
+			return err
 		}
 	}
 	return flush()
+}
+
+// pieceBatch gathers consecutive members or items into one piece.
+type pieceBatch struct {
+	e           *yamlEmitter
+	n           int
+	open, close byte
+	buf         bytes.Buffer
+}
+
+// add adds a member or item, converting the piece once it is large
+// enough.
+func (b *pieceBatch) add(v []byte) error {
+	if b.buf.Len() == 0 {
+		b.buf.WriteByte(b.open)
+	} else {
+		b.buf.WriteByte(',')
+	}
+	b.buf.Write(v)
+	if b.buf.Len() > yamlPiece {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush converts and writes what was gathered.
+func (b *pieceBatch) flush() error {
+	if b.buf.Len() == 0 {
+		return nil
+	}
+	b.buf.WriteByte(b.close)
+	err := b.e.piece(b.n, b.buf.Bytes(), b.open == '[')
+	b.buf.Reset()
+	return err
 }
 
 // sequence writes the JSON array arr as a block sequence with dashes at
@@ -258,16 +276,8 @@ func (e *yamlEmitter) sequence(n int, arr []byte) error {
 		}
 		i = next
 	}
-	var batch bytes.Buffer
-	flush := func() error {
-		if batch.Len() == 0 {
-			return nil
-		}
-		batch.WriteByte(']')
-		err := e.piece(n, batch.Bytes(), true)
-		batch.Reset()
-		return err
-	}
+	batch := pieceBatch{e: e, n: n, open: '[', close: ']'}
+	flush := batch.flush
 	var line []byte
 	for i := 1; ; {
 		it, next, ok, _ := nextItem(arr, i)
@@ -306,16 +316,8 @@ func (e *yamlEmitter) sequence(n int, arr []byte) error {
 			}
 			continue
 		}
-		if batch.Len() == 0 {
-			batch.WriteByte('[')
-		} else {
-			batch.WriteByte(',')
-		}
-		batch.Write(it)
-		if batch.Len() > yamlPiece {
-			if err := flush(); err != nil {
-				return err
-			}
+		if err := batch.add(it); err != nil {
+			return err
 		}
 	}
 	return flush()
