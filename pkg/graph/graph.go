@@ -363,6 +363,32 @@ func (c *ChannelGraph) Edges() []Edge {
 	return out
 }
 
+// EdgesFrom returns the edges of Edges whose From is name, in the same
+// order, without building the others.
+func (c *ChannelGraph) EdgesFrom(name string) []Edge {
+	var out []Edge
+	for _, e := range c.baseEdges {
+		if e.From == name {
+			out = append(out, e)
+		}
+	}
+	j, ok := c.entries[name]
+	if !ok {
+		return out
+	}
+	n := c.nodeAt[j]
+	if n == nil || !n.HasVersion {
+		return out
+	}
+	for _, i := range c.ranged {
+		if i != j && c.rangeAt[i].Contains(n.Version) {
+			e := c.Entries[i]
+			out = append(out, Edge{From: name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
+		}
+	}
+	return out
+}
+
 // rangeEdges calls fn for every skipRange edge, from entry j to entry i,
 // in Edges' order, until fn returns false.
 func (c *ChannelGraph) rangeEdges(fn func(i, j int) bool) {

@@ -120,13 +120,24 @@ func selectConfig(cfg *declcfg.DeclarativeConfig, sel *gr.Graph) *declcfg.Declar
 // in the one package a successors or path query is about.
 func loadFrom(ctx context.Context, opts Options, from, bundle string) (*gr.PackageGraph, gr.Installed, error) {
 	if from == "" && bundle == "" {
-		return nil, gr.Installed{}, action.Usagef("give the installed bundle with --from VERSION, --from-bundle NAME, or both")
+		return nil, gr.Installed{}, errNoFrom
 	}
 	_, g, err := load(ctx, opts)
 	if err != nil {
 		return nil, gr.Installed{}, err
 	}
-	p, err := onePackage(g, opts.Packages)
+	return resolveFrom(g, opts.Packages, from, bundle)
+}
+
+var errNoFrom = action.Usagef("give the installed bundle with --from VERSION, --from-bundle NAME, or both")
+
+// resolveFrom resolves the installed bundle in the one package of g a
+// query is about.
+func resolveFrom(g *gr.Graph, packages []string, from, bundle string) (*gr.PackageGraph, gr.Installed, error) {
+	if from == "" && bundle == "" {
+		return nil, gr.Installed{}, errNoFrom
+	}
+	p, err := onePackage(g, packages)
 	if err != nil {
 		return nil, gr.Installed{}, err
 	}
@@ -371,25 +382,57 @@ type PathResult struct {
 // target is a result (see [PathResult.Reached]), not an error. A bad
 // semantics, range or combination is an *action.UsageError.
 func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
+	po, err := pathOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.From == "" && opts.FromBundle == "" {
+		return nil, errNoFrom
+	}
+	_, g, err := load(ctx, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	po.Context = ctx // a long walk stops at a signal
+	return pathIn(g, opts, po)
+}
+
+// PathIn is [Path] on a graph already built (by a caller that keeps the
+// catalog loaded, such as `opm view`): the same checks, the same answers.
+// opts.Refs and opts.Registry are not used.
+func PathIn(g *gr.Graph, opts PathOptions) (*PathResult, error) {
+	po, err := pathOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return pathIn(g, opts, po)
+}
+
+// pathOptions checks the semantics, the range and their combination.
+func pathOptions(opts PathOptions) (gr.PathOptions, error) {
 	if opts.Semantics == "" {
 		opts.Semantics = string(gr.Classic)
 	}
 	sem, err := gr.ParseSemantics(opts.Semantics)
 	if err != nil {
-		return nil, action.Usagef("invalid --semantics: %v", err)
+		return gr.PathOptions{}, action.Usagef("invalid --semantics: %v", err)
 	}
 	if opts.To != "" && opts.Version != "" {
-		return nil, action.Usagef("--to and --version cannot be used together")
+		return gr.PathOptions{}, action.Usagef("--to and --version cannot be used together")
 	}
-	po := gr.PathOptions{Semantics: sem, Channels: opts.Channels, Context: ctx}
+	po := gr.PathOptions{Semantics: sem, Channels: opts.Channels}
 	if opts.Version != "" {
 		r, err := versionrange.Parse(opts.Version)
 		if err != nil {
-			return nil, action.Usagef("invalid --version: %v", err)
+			return gr.PathOptions{}, action.Usagef("invalid --version: %v", err)
 		}
 		po.Range = r
 	}
-	p, in, err := loadFrom(ctx, opts.Options, opts.From, opts.FromBundle)
+	return po, nil
+}
+
+func pathIn(g *gr.Graph, opts PathOptions, po gr.PathOptions) (*PathResult, error) {
+	p, in, err := resolveFrom(g, opts.Packages, opts.From, opts.FromBundle)
 	if err != nil {
 		return nil, err
 	}

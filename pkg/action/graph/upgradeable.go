@@ -94,29 +94,54 @@ type UpgradeableResult struct {
 // the catalog lacks is an error; a bad cluster version, semantics or
 // installed list is an *action.UsageError.
 func Upgradeable(ctx context.Context, opts UpgradeableOptions) (*UpgradeableResult, error) {
-	if opts.Semantics == "" {
-		opts.Semantics = string(gr.Classic)
-	}
-	sem, err := gr.ParseSemantics(opts.Semantics)
+	sem, next, err := upgradeableOptions(opts)
 	if err != nil {
-		return nil, action.Usagef("invalid --semantics: %v", err)
-	}
-	next, err := gr.NextMinor(opts.ClusterVersion)
-	if err != nil {
-		return nil, action.Usagef("invalid --cluster-version: %v", err)
-	}
-	if len(opts.Installed) == 0 {
-		return nil, action.Usagef("name at least one installed bundle with --installed PACKAGE=VERSION")
-	}
-	for _, op := range opts.Installed {
-		if sem == gr.Classic && len(op.Channels) > 1 {
-			return nil, action.Usagef("package %q: OLM classic follows one channel, got --channel %s", op.Package, strings.Join(op.Channels, ", "))
-		}
+		return nil, err
 	}
 	_, g, err := load(ctx, opts.Options)
 	if err != nil {
 		return nil, err
 	}
+	return upgradeableIn(ctx, g, opts, sem, next)
+}
+
+// upgradeableOptions checks the semantics, the cluster version and the
+// installed bundles.
+func upgradeableOptions(opts UpgradeableOptions) (gr.Semantics, gr.OpenShiftVersion, error) {
+	if opts.Semantics == "" {
+		opts.Semantics = string(gr.Classic)
+	}
+	sem, err := gr.ParseSemantics(opts.Semantics)
+	if err != nil {
+		return "", gr.OpenShiftVersion{}, action.Usagef("invalid --semantics: %v", err)
+	}
+	next, err := gr.NextMinor(opts.ClusterVersion)
+	if err != nil {
+		return "", gr.OpenShiftVersion{}, action.Usagef("invalid --cluster-version: %v", err)
+	}
+	if len(opts.Installed) == 0 {
+		return "", gr.OpenShiftVersion{}, action.Usagef("name at least one installed bundle with --installed PACKAGE=VERSION")
+	}
+	for _, op := range opts.Installed {
+		if sem == gr.Classic && len(op.Channels) > 1 {
+			return "", gr.OpenShiftVersion{}, action.Usagef("package %q: OLM classic follows one channel, got --channel %s", op.Package, strings.Join(op.Channels, ", "))
+		}
+	}
+	return sem, next, nil
+}
+
+// UpgradeableIn is [Upgradeable] on a graph already built (by a caller that
+// keeps the catalog loaded, such as `opm view`): the same checks, the same
+// answers. opts.Refs and opts.Registry are not used.
+func UpgradeableIn(ctx context.Context, g *gr.Graph, opts UpgradeableOptions) (*UpgradeableResult, error) {
+	sem, next, err := upgradeableOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return upgradeableIn(ctx, g, opts, sem, next)
+}
+
+func upgradeableIn(ctx context.Context, g *gr.Graph, opts UpgradeableOptions, sem gr.Semantics, next gr.OpenShiftVersion) (*UpgradeableResult, error) {
 	res := &UpgradeableResult{ClusterVersion: opts.ClusterVersion, Next: next, Semantics: sem}
 	for _, op := range opts.Installed {
 		if err := ctx.Err(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/serve"
 	validatecmd "github.com/opmkit/opm/cmd/opm/internal/validate"
 	"github.com/opmkit/opm/cmd/opm/internal/version"
+	viewcmd "github.com/opmkit/opm/cmd/opm/internal/view"
 )
 
 type command struct {
@@ -43,4 +44,5 @@ var commands = []command{
 	{build: catalog.NewCmd},
 	{build: serve.NewCmd},
 	{build: build.NewCmd},
+	{build: viewcmd.NewCmd},
 }

@@ -1,0 +1,219 @@
+package view_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	graphaction "github.com/opmkit/opm/pkg/action/graph"
+	viewaction "github.com/opmkit/opm/pkg/action/view"
+	"github.com/opmkit/opm/pkg/view"
+)
+
+func get(t *testing.T, h http.Handler, host, path string) *http.Response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if host != "" {
+		req.Host = host
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+func newServer(t testing.TB, hosts []string, refs ...string) *view.Server {
+	t.Helper()
+	loaded, err := viewaction.Load(context.Background(), viewaction.Options{Refs: refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := view.New(view.Options{Catalogs: loaded.Catalogs, Diff: loaded.Diff, Hosts: hosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestPagesAndHeaders(t *testing.T) {
+	s := newServer(t, nil, example)
+	for _, tc := range []struct {
+		path, ctype string
+		code        int
+	}{
+		{"/", "text/html", 200},
+		{"/?q=cache", "text/html", 200},
+		{"/packages/cache-operator", "text/html", 200},
+		{"/packages/cache-operator/channels/fast", "text/html", 200},
+		{"/packages/cache-operator/channels/fast?semantics=v1&page=1&limit=10", "text/html", 200},
+		{"/packages/cache-operator/bundles/cache-operator.v1.1.0", "text/html", 200},
+		{"/packages/cache-operator/path", "text/html", 200},
+		{"/packages/cache-operator/path?from=1.0.0&semantics=v1&cluster-version=4.18", "text/html", 200},
+		{"/api/", "application/json", 200},
+		{"/api/packages/cache-operator", "application/json", 200},
+		{"/api/packages/cache-operator/channels/fast", "application/json", 200},
+		{"/api/packages/cache-operator/graph?channel=fast&channel=stable", "application/json", 200},
+		{"/static/app.js", "text/javascript", 200},
+		{"/static/app.css", "text/css", 200},
+		{"/static/dagre.min.js", "text/javascript", 200},
+		{"/packages/nope", "text/html", 404},
+		{"/api/packages/nope", "application/json", 404},
+		{"/packages/cache-operator/channels/nope", "text/html", 404},
+		{"/packages/cache-operator/bundles/nope", "text/html", 404},
+		{"/packages/cache-operator/channels/fast?semantics=v2", "text/html", 400},
+		{"/api/packages/cache-operator/channels/fast?page=0", "application/json", 400},
+		{"/packages/cache-operator/path?from=1.0.0&semantics=v0", "text/html", 400},
+		{"/api/packages/cache-operator/path?from=9.9.9&to=1.0.0&version=1.x", "application/json", 400},
+		{"/packages/web-console/icon", "image/svg+xml", 200},
+		{"/packages/cache-operator/icon", "text/plain", 404},
+		{"/static/", "text/plain", 404},
+	} {
+		resp := get(t, s, "", tc.path)
+		if resp.StatusCode != tc.code || !strings.HasPrefix(resp.Header.Get("Content-Type"), tc.ctype) {
+			body, _ := io.ReadAll(resp.Body)
+			t.Errorf("GET %s: %d %q, want %d %q: %s", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), tc.code, tc.ctype, body)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "unsafe-inline") && !strings.HasSuffix(tc.path, "/icon") {
+			t.Errorf("GET %s: CSP %q", tc.path, csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("GET %s: headers %v", tc.path, resp.Header)
+		}
+	}
+}
+
+// TestHostHeader: a name that resolves to 127.0.0.1 (DNS rebinding) gets
+// nothing.
+func TestHostHeader(t *testing.T) {
+	s := newServer(t, view.LoopbackHosts("127.0.0.1:8123"), example)
+	for host, code := range map[string]int{"127.0.0.1:8123": 200, "localhost:8123": 200, "LOCALHOST:8123": 200, "evil.example:8123": 421, "127.0.0.1:9999": 421, "": 421} {
+		if resp := get(t, s, host, "/api/"); resp.StatusCode != code {
+			t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, code)
+		}
+	}
+}
+
+// TestJSONTwins: the JSON of the path page is `opm graph path -o json`'s
+// (and upgradeable's), and a channel's edges are `opm graph show`'s.
+func TestJSONTwins(t *testing.T) {
+	s := newServer(t, nil, example)
+	ctx := context.Background()
+	opts := graphaction.Options{Refs: []string{example}, Packages: []string{"cache-operator"}}
+	for _, q := range []struct {
+		query string
+		opts  graphaction.PathOptions
+	}{
+		{"from=1.0.0", graphaction.PathOptions{From: "1.0.0"}},
+		{"from=1.1.0&semantics=v1", graphaction.PathOptions{From: "1.1.0", Semantics: "v1"}},
+		{"from=1.0.0&channel=fast&to=1.1.1", graphaction.PathOptions{From: "1.0.0", To: "1.1.1", Options: graphaction.Options{Channels: []string{"fast"}}}},
+		{"from=0.9.0&from-bundle=cache-operator.v0.9.0&semantics=v1&version=%3C1.2.0", graphaction.PathOptions{From: "0.9.0", FromBundle: "cache-operator.v0.9.0", Semantics: "v1", Version: "<1.2.0"}},
+	} {
+		var got struct {
+			Paths json.RawMessage `json:"paths"`
+		}
+		resp := get(t, s, "", "/api/packages/cache-operator/path?"+q.query)
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		po := q.opts
+		po.Refs, po.Packages = opts.Refs, opts.Packages
+		want, err := graphaction.Path(ctx, po)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want.JSON().Paths)
+		if !jsonEqual(t, got.Paths, wantJSON) {
+			t.Errorf("path?%s: %s\nwant %s", q.query, got.Paths, wantJSON)
+		}
+	}
+
+	var pd view.PathData
+	resp := get(t, s, "", "/api/packages/cache-operator/path?from=1.0.0&cluster-version=4.18.2")
+	if err := json.NewDecoder(resp.Body).Decode(&pd); err != nil {
+		t.Fatal(err)
+	}
+	up, err := graphaction.Upgradeable(ctx, graphaction.UpgradeableOptions{Options: opts, ClusterVersion: "4.18.2",
+		Installed: []graphaction.InstalledOperator{{Package: "cache-operator", From: "1.0.0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotUp, _ := json.Marshal(pd.Cluster)
+	wantUp, _ := json.Marshal(up.JSON().Operators[0])
+	if !jsonEqual(t, gotUp, wantUp) || pd.Next != "4.19" {
+		t.Errorf("cluster check %s (next %s)\nwant %s", gotUp, pd.Next, wantUp)
+	}
+
+	show, err := graphaction.Show(ctx, graphaction.Options{Refs: []string{example}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range show.Graph.JSON().Packages {
+		for _, ch := range p.Channels {
+			var g view.GraphData
+			resp := get(t, s, "", "/api/packages/"+p.Name+"/channels/"+ch.Name)
+			if err := json.NewDecoder(resp.Body).Decode(&g); err != nil {
+				t.Fatal(err)
+			}
+			if g.Head != ch.Head || len(g.Edges) != len(ch.Edges) || g.TotalEdges != len(ch.Edges) {
+				t.Errorf("%s/%s: head %q, %d edges; opm graph show: head %q, %d edges", p.Name, ch.Name, g.Head, len(g.Edges), ch.Head, len(ch.Edges))
+			}
+			for i, e := range ch.Edges {
+				found := false
+				for _, ge := range g.Edges {
+					found = found || (ge.From == e.From && ge.To == e.To && ge.Kind == e.Kind && ge.Range == e.Range)
+				}
+				if !found {
+					t.Errorf("%s/%s: edge %d %+v not drawn", p.Name, ch.Name, i, e)
+				}
+			}
+		}
+	}
+}
+
+// TestGraphBounds: a 10,000-entry channel is drawn a page at a time.
+func TestGraphBounds(t *testing.T) {
+	s := newServer(t, nil, writeHostile(t))
+	var g view.GraphData
+	resp := get(t, s, "", "/api/packages/big/channels/stable?limit=100000&page=3")
+	if err := json.NewDecoder(resp.Body).Decode(&g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != view.MaxNodeLimit || g.Limit != view.MaxNodeLimit || g.Page != 3 || g.Pages != bigChannel/view.MaxNodeLimit || g.TotalNodes != bigChannel || len(g.Edges) > view.MaxEdges {
+		t.Errorf("page 3 of the big channel: %d nodes, %d edges, limit %d, page %d of %d, total %d", len(g.Nodes), len(g.Edges), g.Limit, g.Page, g.Pages, g.TotalNodes)
+	}
+	if !strings.Contains(g.Note, "1000 of 10000 nodes shown") || !strings.Contains(g.Note, "edges to nodes on other pages") {
+		t.Errorf("note %q", g.Note)
+	}
+	// Pages past the end show the last one.
+	resp = get(t, s, "", "/api/packages/big/channels/stable?page=999")
+	if err := json.NewDecoder(resp.Body).Decode(&g); err != nil {
+		t.Fatal(err)
+	}
+	if g.Page != g.Pages {
+		t.Errorf("page 999 shows page %d of %d", g.Page, g.Pages)
+	}
+}
+
+func TestDiffPages(t *testing.T) {
+	s := newServer(t, nil, example, writeNewExample(t))
+	for path, code := range map[string]int{
+		"/": 200, "/api/": 200, "/old/": 200, "/new/": 200, "/api/new/packages/web-console": 200,
+		"/old/packages/web-console/bundles/web-console.v2.1.0": 200, "/new/packages/web-console/bundles/web-console.v2.1.0": 404,
+		"/diff/packages/web-console/channels/stable": 200, "/api/diff/packages/web-console/channels/stable": 200,
+		"/diff/packages/web-console/channels/nope": 404, "/packages/web-console": 404,
+	} {
+		if resp := get(t, s, "", path); resp.StatusCode != code {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, code)
+		}
+	}
+	var d view.DiffGraphData
+	if err := json.NewDecoder(get(t, s, "", "/api/diff/packages/web-console/channels/stable").Body).Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Lost) != 1 || d.Lost[0].From.Name != "web-console.v2.1.0" {
+		t.Errorf("lost paths %+v", d.Lost)
+	}
+}
