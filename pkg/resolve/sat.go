@@ -21,9 +21,6 @@ import (
 // needing n providers) costs; upstream's solver, like gophersat, runs
 // such a problem for hours.
 
-// errIndeterminate is a solver that stopped without an answer.
-var errIndeterminate = errors.New("the SAT solver stopped without an answer")
-
 // BudgetError is a resolution the solver gave up on: it met Conflicts
 // conflicts without reaching a verdict.
 type BudgetError struct {
@@ -90,7 +87,7 @@ type satSolver struct {
 	phase   []bool
 	seen    []bool
 	unsat   bool // the problem itself is unsatisfiable
-	model_  []bool
+	lastModel  []bool
 	learnt  []lit
 
 	calls     int
@@ -510,10 +507,10 @@ func (s *satSolver) solve(ctx context.Context, assume []int) (bool, error) {
 			}
 		}
 		if next == -1 {
-			s.model_ = s.model_[:0]
-			s.model_ = append(s.model_, false)
+			s.lastModel = s.lastModel[:0]
+			s.lastModel = append(s.lastModel, false)
 			for v := 1; v <= s.nbVars; v++ {
-				s.model_ = append(s.model_, s.assign[v] > 0)
+				s.lastModel = append(s.lastModel, s.assign[v] > 0)
 			}
 			s.cancelUntil(0)
 			return true, nil
@@ -526,7 +523,7 @@ func (s *satSolver) solve(ctx context.Context, assume []int) (bool, error) {
 // model returns the last model: model[v] is variable v's value (index 0
 // unused).
 func (s *satSolver) model(dst []bool) []bool {
-	return append(dst[:0], s.model_...)
+	return append(dst[:0], s.lastModel...)
 }
 
 // varHeap orders unassigned variables by activity, highest first.
