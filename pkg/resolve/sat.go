@@ -70,25 +70,25 @@ type clause struct {
 // satSolver is one CNF problem. Literals are DIMACS integers (variable v
 // true is v, false is -v), variables from 1.
 type satSolver struct {
-	nbVars  int
-	clauses []*clause // by reference; nil: deleted
-	nLearnt int
-	watches [][]int32 // per literal: the clauses watching it
-	assign  []int8    // per variable: 0 unassigned, 1 true, -1 false
-	level   []int32
-	reason  []int32 // clause reference, -1 for decisions and assumptions
-	trail   []lit
-	lim     []int // trail length at the start of each decision level
-	qhead   int
-	act     []float64
-	varInc  float64
-	claInc  float64
-	heap    varHeap
-	phase   []bool
-	seen    []bool
-	unsat   bool // the problem itself is unsatisfiable
-	lastModel  []bool
-	learnt  []lit
+	nbVars    int
+	clauses   []*clause // by reference; nil: deleted
+	nLearnt   int
+	watches   [][]int32 // per literal: the clauses watching it
+	assign    []int8    // per variable: 0 unassigned, 1 true, -1 false
+	level     []int32
+	reason    []int32 // clause reference, -1 for decisions and assumptions
+	trail     []lit
+	lim       []int // trail length at the start of each decision level
+	qhead     int
+	act       []float64
+	varInc    float64
+	claInc    float64
+	heap      varHeap
+	phase     []bool
+	seen      []bool
+	unsat     bool // the problem itself is unsatisfiable
+	lastModel []bool
+	learnt    []lit
 
 	calls     int
 	conflicts int64
