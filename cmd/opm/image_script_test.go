@@ -11,15 +11,18 @@ import (
 
 // TestImageScript runs testdata/imagescript/*.txtar: image references
 // through the CLI, with commands that start an in-process registry and push
-// images (see registrytest.ScriptCmds). TMPDIR is $WORK/tmp, so scripts can
-// check that nothing is left behind.
+// images (see registrytest.ScriptCmds), and `envsubst IN OUT` (see
+// TestTemplateScript). TMPDIR is $WORK/tmp, so scripts can check that
+// nothing is left behind.
 func TestImageScript(t *testing.T) {
+	cmds := registrytest.ScriptCmds()
+	cmds["envsubst"] = cmdEnvsubst
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/imagescript",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("OPM_UPDATE") == "1",
-		Cmds:                registrytest.ScriptCmds(),
+		Cmds:                cmds,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/home/.cache")

@@ -15,12 +15,7 @@ import (
 // with $VARS expanded (templates and registries.conf name $REGISTRY).
 func TestTemplateScript(t *testing.T) {
 	cmds := registrytest.ScriptCmds()
-	cmds["envsubst"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if neg || len(args) != 2 {
-			ts.Fatalf("usage: envsubst IN OUT")
-		}
-		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
-	}
+	cmds["envsubst"] = cmdEnvsubst
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/templatescript",
 		RequireExplicitExec: true,
@@ -35,4 +30,12 @@ func TestTemplateScript(t *testing.T) {
 			return os.MkdirAll(env.WorkDir+"/tmp", 0o700)
 		},
 	})
+}
+
+// cmdEnvsubst is `envsubst IN OUT`: copy IN to OUT with $VARS expanded.
+func cmdEnvsubst(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envsubst IN OUT")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
 }

@@ -19,11 +19,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/opmkit/opm/internal/catalogpod"
 )
 
 var opmBin string
 
 func TestMain(m *testing.M) {
+	// When re-executed to run a catalog pod's process (pod_test.go), do
+	// that and nothing else.
+	catalogpod.Main()
 	os.Exit(run(m))
 }
 
@@ -40,7 +45,10 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	opmBin = filepath.Join(tmp, "opm")
+	// Static, as `make build` builds it: a catalog image built with
+	// --base-image self carries this binary (pod_test.go).
 	build := exec.Command("go", "build", "-o", opmBin, "./cmd/opm")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Dir = root
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {

@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -341,17 +340,7 @@ func checkServeStartup(t *testing.T, caseDir, input string) string {
 }
 
 func checkServeCalls(t *testing.T, caseDir, input string) string {
-	files, err := filepath.Glob(filepath.Join(caseDir, "calls", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("case %s has no calls", caseDir)
-	}
-	sort.Strings(files)
-	calls := make([]serveCall, len(files))
-	for i, f := range files {
-		if err := readJSON(f, &calls[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	files, calls := readCalls(t, caseDir)
 	p := startServe(t, input)
 	conn := p.waitHealthy(t)
 	if conn == nil {

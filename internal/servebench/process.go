@@ -27,6 +27,9 @@ type MeasureOptions struct {
 	Timeout time.Duration
 	// Load, when not nil, also runs the call mix once the server is up.
 	Load *LoadOptions
+	// OLM also runs OLM's call pattern ([OLMPattern]) after the
+	// ListBundles.
+	OLM bool
 }
 
 // Measurement is what one start showed. Memory is in KiB (VmHWM, the
@@ -40,6 +43,9 @@ type Measurement struct {
 	HWMListed   int64 // after a full ListBundles
 	Load        *Report
 	HWMLoaded   int64 // after the load run
+	OLM         OLMCalls
+	OLMTime     time.Duration
+	HWMOLM      int64 // after OLM's call pattern
 	ExitCode    int   // after SIGTERM
 }
 
@@ -133,6 +139,16 @@ func Measure(ctx context.Context, o MeasureOptions) (*Measurement, error) {
 	m.ListBundles = time.Since(t0)
 	if m.HWMListed, err = peakRSS(pid); err != nil {
 		return fail(err)
+	}
+	if o.OLM {
+		t0 := time.Now()
+		if m.OLM, err = OLMPattern(ctx, conn); err != nil {
+			return fail(fmt.Errorf("OLM's call pattern: %w", err))
+		}
+		m.OLMTime = time.Since(t0)
+		if m.HWMOLM, err = peakRSS(pid); err != nil {
+			return fail(err)
+		}
 	}
 	if o.Load != nil {
 		p, err := NewPlan(ctx, conn)

@@ -331,3 +331,145 @@ func Load(ctx context.Context, conn grpc.ClientConnInterface, p *Plan, opts Load
 	rep.All = summarise(all)
 	return rep
 }
+
+// OLMCalls counts the calls of one run of [OLMPattern].
+type OLMCalls struct {
+	Packages, Channels, APIs, Bundles int
+	Calls                             int
+}
+
+// OLMPattern makes the calls OLM's components make against a catalog pod,
+// in their order, over conn: the catalog operator's sync (ListBundles, then
+// GetPackage for every package, one at a time), the package server's
+// refresh (ListBundles, ListPackages, then, concurrently for every package
+// as its provider does, GetPackage and GetBundleForChannel for every
+// channel),
+// the resolver's provider look-ups (GetDefaultBundleThatProvides,
+// GetLatestChannelEntriesThatProvide and GetChannelEntriesThatProvide for
+// every provided API) and, last, GetBundle for every bundle of every
+// channel. Lookups that upstream answers with "not found" (an API provided
+// only outside default channels or by no channel head) count as answered.
+func OLMPattern(ctx context.Context, conn grpc.ClientConnInterface) (OLMCalls, error) {
+	var n OLMCalls
+	c := api.NewRegistryClient(conn)
+	var bundles []*api.GetBundleRequest
+	type gvk struct{ group, version, kind string }
+	apis := map[gvk]bool{}
+	var gvks []*api.GroupVersionKind
+	count, err := ListBundles(ctx, conn, func(b *api.Bundle) {
+		bundles = append(bundles, &api.GetBundleRequest{PkgName: b.PackageName, ChannelName: b.ChannelName, CsvName: b.CsvName})
+		for _, g := range b.ProvidedApis {
+			k := gvk{g.Group, g.Version, g.Kind}
+			if !apis[k] {
+				apis[k] = true
+				gvks = append(gvks, &api.GroupVersionKind{Group: g.Group, Version: g.Version, Kind: g.Kind})
+			}
+		}
+	})
+	n.Calls++
+	if err != nil {
+		return n, fmt.Errorf("ListBundles: %w", err)
+	}
+	n.Bundles = count
+	n.APIs = len(gvks)
+	// The catalog operator's sync: GetPackage for every package ListBundles
+	// named.
+	seen := map[string]bool{}
+	for _, b := range bundles {
+		if seen[b.PkgName] {
+			continue
+		}
+		seen[b.PkgName] = true
+		n.Calls++
+		if _, err := c.GetPackage(ctx, &api.GetPackageRequest{Name: b.PkgName}); err != nil {
+			return n, fmt.Errorf("GetPackage %s: %w", b.PkgName, err)
+		}
+	}
+	var names []string
+	ls, err := c.ListPackages(ctx, &api.ListPackageRequest{})
+	if err == nil {
+		for {
+			m, rerr := ls.Recv()
+			if errors.Is(rerr, io.EOF) {
+				break
+			}
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			names = append(names, m.Name)
+		}
+	}
+	n.Calls++
+	if err != nil {
+		return n, fmt.Errorf("ListPackages: %w", err)
+	}
+	n.Packages = len(names)
+	// The package server's refresh (its own ListBundles, then
+	// ListPackages), with OLM's concurrency: one goroutine per package,
+	// each asking GetPackage, then GetBundleForChannel for every channel in
+	// turn.
+	if _, err := ListBundles(ctx, conn, nil); err != nil {
+		return n, fmt.Errorf("ListBundles: %w", err)
+	}
+	n.Calls++
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		firstErr error
+	)
+	for _, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			calls, channels := 1, 0
+			p, err := c.GetPackage(ctx, &api.GetPackageRequest{Name: name})
+			if err != nil {
+				err = fmt.Errorf("GetPackage %s: %w", name, err)
+			} else {
+				for _, ch := range p.Channels {
+					calls++
+					channels++
+					//lint:ignore SA1019 OLM's package server still calls it
+					if _, err = c.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: name, ChannelName: ch.Name}, grpc.MaxCallRecvMsgSize(1<<30)); err != nil {
+						err = fmt.Errorf("GetBundleForChannel %s/%s: %w", name, ch.Name, err)
+						break
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			n.Calls += calls
+			n.Channels += channels
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return n, firstErr
+	}
+	notFound := func(err error) bool { return err != nil && strings.Contains(err.Error(), "found") }
+	for _, g := range gvks {
+		n.Calls += 3
+		if _, err := c.GetDefaultBundleThatProvides(ctx, &api.GetDefaultProviderRequest{Group: g.Group, Version: g.Version, Kind: g.Kind}); err != nil && !notFound(err) {
+			return n, fmt.Errorf("GetDefaultBundleThatProvides %v: %w", g, err)
+		}
+		s, err := c.GetLatestChannelEntriesThatProvide(ctx, &api.GetLatestProvidersRequest{Group: g.Group, Version: g.Version, Kind: g.Kind})
+		if err := drain[api.ChannelEntry](s, err); err != nil && !notFound(err) {
+			return n, fmt.Errorf("GetLatestChannelEntriesThatProvide %v: %w", g, err)
+		}
+		s2, err := c.GetChannelEntriesThatProvide(ctx, &api.GetAllProvidersRequest{Group: g.Group, Version: g.Version, Kind: g.Kind})
+		if err := drain[api.ChannelEntry](s2, err); err != nil {
+			return n, fmt.Errorf("GetChannelEntriesThatProvide %v: %w", g, err)
+		}
+	}
+	for _, b := range bundles {
+		n.Calls++
+		if _, err := c.GetBundle(ctx, b, grpc.MaxCallRecvMsgSize(1<<30)); err != nil {
+			return n, fmt.Errorf("GetBundle %s/%s/%s: %w", b.PkgName, b.ChannelName, b.CsvName, err)
+		}
+	}
+	return n, nil
+}

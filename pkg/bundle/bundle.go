@@ -494,7 +494,11 @@ func (b *Bundle) addMetadata(ctx context.Context, fsys *safefs.FS) error {
 	}
 	if df != nil {
 		for i, p := range df.Dependencies {
-			b.Dependencies = append(b.Dependencies, SourcedProperty{Property: nullValue(p), File: b.DependenciesFile, Line: lineAt(depLines, i)})
+			// No nullValue here: upstream parses an olm.gvk or olm.package
+			// dependency written without a value as empty JSON, which fails
+			// ("unexpected end of JSON input"); other types pass through and
+			// render as null (see properties).
+			b.Dependencies = append(b.Dependencies, SourcedProperty{Property: p, File: b.DependenciesFile, Line: lineAt(depLines, i)})
 		}
 	}
 	if pf != nil {
@@ -548,8 +552,9 @@ func (b *Bundle) deriveProperties() error {
 }
 
 // nullValue gives a property written without a value the value null, as
-// upstream renders it ("value": null); an olm.gvk or olm.package without a
-// value is then the zero value of its type.
+// upstream renders it ("value": null); an olm.gvk or olm.package property
+// without a value is then the zero value of its type. Dependencies keep
+// their missing value until properties() has parsed the typed ones.
 func nullValue(p property.Property) property.Property {
 	if len(p.Value) == 0 {
 		p.Value = json.RawMessage("null")

@@ -131,7 +131,7 @@ func (b *Bundle) properties() ([]property.Property, error) {
 			}
 			other = append(other, property.MustBuild(property.PackageRequired{PackageName: v.PackageName, VersionRange: v.Version}))
 		default:
-			other = append(other, p.Property)
+			other = append(other, nullValue(p.Property))
 		}
 	}
 	pkg, err := b.PackageProperty()

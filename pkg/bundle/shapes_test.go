@@ -40,9 +40,8 @@ func TestPropertyShapes(t *testing.T) {
 			[]string{`{"group":"","kind":"","version":""}`, `{"group":"test.foo","kind":"Foo","version":"v1"}`, `{"group":"test.foo","kind":"Foo","version":"v2"}`}},
 		{"PackageWithoutValueLosesToAnnotations", "metadata/properties.yaml", "properties:\n- type: olm.package\n", "olm.package", []string{`{"packageName":"foo","version":"0.2.0"}`}},
 		{"DependencyLabelWithoutValue", "metadata/dependencies.yaml", "dependencies:\n- type: olm.label\n", "olm.label", []string{"null"}},
-		{"DependencyGVKWithoutValue", "metadata/dependencies.yaml", "dependencies:\n- type: olm.gvk\n", "olm.gvk.required",
+		{"DependencyGVKNullValue", "metadata/dependencies.yaml", "dependencies:\n- type: olm.gvk\n  value: null\n", "olm.gvk.required",
 			[]string{`{"group":"","kind":"","version":""}`, `{"group":"test.bar","kind":"Bar","version":"v1alpha1"}`}},
-		{"DependencyPackageWithoutValue", "metadata/dependencies.yaml", "dependencies:\n- type: olm.package\n", "olm.package.required", []string{`{"packageName":"","versionRange":""}`}},
 		{"CSVAnnotationWithoutValue", "manifests/foo.csv.yaml",
 			strings.Replace(testCSV, "    olm.skipRange: <0.2.0\n", "    olm.properties: '[{\"type\": \"x\"}]'\n", 1), "x", []string{"null"}},
 	} {
@@ -51,6 +50,29 @@ func TestPropertyShapes(t *testing.T) {
 			got := propsOfType(db.Properties, tc.typ)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("%s values = %v, want %v", tc.typ, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDependencyWithoutValue: an olm.gvk or olm.package dependency written
+// without a value fails as upstream, which parses the missing value as
+// empty JSON (an explicit null is the zero value, as above).
+func TestDependencyWithoutValue(t *testing.T) {
+	for _, tc := range []struct{ name, data, want string }{
+		{"GVK", "dependencies:\n- type: olm.gvk\n",
+			`metadata/dependencies.yaml:2: get properties for bundle "foo.v0.2.0": parse property[0] of type "olm.gvk": unexpected end of JSON input`},
+		{"Package", "dependencies:\n- type: olm.label\n- type: olm.package\n",
+			`metadata/dependencies.yaml:3: get properties for bundle "foo.v0.2.0": parse property[1] of type "olm.package": unexpected end of JSON input`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := ParseFS(context.Background(), testFS(map[string]string{"metadata/dependencies.yaml": tc.data}))
+			if err != nil {
+				t.Fatalf("ParseFS: %v", err)
+			}
+			_, err = b.Declcfg("")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Declcfg error = %v, want %s", err, tc.want)
 			}
 		})
 	}

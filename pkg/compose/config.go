@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -34,7 +35,8 @@ const MaxConfigSize = 4 << 20
 //	    - name: web-terminal
 //
 // A file holding one such entry (catalog, full, packages) at the top also
-// works. The meaning is oc-mirror's: without full, a package or channel
+// works; a file with a mirror section (or a kind or apiVersion) is read as
+// an ImageSetConfiguration, written kind or not. The meaning is oc-mirror's: without full, a package or channel
 // with no minVersion and no maxVersion keeps only channel heads (of every
 // channel when no channel is listed); bounds keep the versions between
 // them, inclusive; full keeps every version within the bounds.
@@ -46,11 +48,42 @@ var (
 	channelKeys = []string{"name", "minVersion", "maxVersion"}
 )
 
+// Keys of an ImageSetConfiguration's top level, of its mirror section and
+// of a mirror.operators[] entry. Those that do not concern a catalog's
+// content (where oc-mirror writes, other kinds of images) are accepted and
+// ignored; any other key is an error, so that a misplaced or misspelt one
+// is never silently dropped.
+var (
+	iscKeys    = []string{"kind", "apiVersion", "mirror", "archiveSize", "storageConfig"}
+	mirrorKeys = []string{"operators", "platform", "additionalImages", "helm", "blockedImages", "samples"}
+	entryKeys  = []string{"catalog", "full", "packages", "targetCatalog", "targetName", "targetTag"}
+)
+
+// ConfigEntryError reports a configuration whose mirror.operators[]
+// entries do not say which one to use.
+type ConfigEntryError struct {
+	Line int
+	// Catalogs are the entries' catalog fields, in order.
+	Catalogs []string
+	// Catalog is the catalog asked for; Chosen is set when it was chosen
+	// explicitly rather than being the filtered catalog.
+	Catalog string
+	Chosen  bool
+}
+
+func (e *ConfigEntryError) Error() string {
+	if e.Chosen {
+		return fmt.Sprintf("line %d: no mirror.operators entry is for catalog %q (entries: %s)", e.Line, e.Catalog, strings.Join(e.Catalogs, ", "))
+	}
+	return fmt.Sprintf("line %d: %d mirror.operators entries (%s) and none is for %q", e.Line, len(e.Catalogs), strings.Join(e.Catalogs, ", "), e.Catalog)
+}
+
 // ParseFilterConfig reads a filter configuration for the catalog called
-// catalog (used to pick among several mirror.operators[] entries; an entry
-// whose catalog is exactly it wins, and a lone entry is used whatever its
-// catalog). Errors name the line.
-func ParseFilterConfig(r io.Reader, catalog string) ([]PackageSelection, error) {
+// catalog. An ImageSetConfiguration's mirror.operators[] entry is chosen
+// by its catalog field: the one that is exactly entry when entry is set
+// (the entry must then exist, even alone), else the one that is exactly
+// catalog, else the only entry. Errors name the line.
+func ParseFilterConfig(r io.Reader, catalog, entry string) ([]PackageSelection, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxConfigSize+1))
 	if err != nil {
 		return nil, err
@@ -69,42 +102,88 @@ func ParseFilterConfig(r io.Reader, catalog string) ([]PackageSelection, error) 
 		return nil, errors.New("line 1: expected a mapping at the top")
 	}
 	root := doc.Content[0]
-	entry := root
+	sel := root
 	path := ""
-	if k := lookup(root, "kind"); k != nil {
-		if k.Value != "ImageSetConfiguration" {
-			return nil, fmt.Errorf("line %d: kind %q, expected ImageSetConfiguration", k.Line, k.Value)
+	if lookup(root, "kind") != nil || lookup(root, "apiVersion") != nil || lookup(root, "mirror") != nil {
+		// An ImageSetConfiguration, kind and apiVersion written or not.
+		if sel, path, err = operatorsEntry(root, catalog, entry); err != nil {
+			return nil, err
 		}
-		mirror := lookup(root, "mirror")
-		if mirror == nil || mirror.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("line %d: no mirror section", root.Line)
+	} else {
+		if err := checkKeysHint(root, "", entryKeys, map[string]string{"operators": "mirror.operators"}); err != nil {
+			return nil, err
 		}
-		ops := lookup(mirror, "operators")
-		if ops == nil || ops.Kind != yaml.SequenceNode || len(ops.Content) == 0 {
-			return nil, fmt.Errorf("line %d: no mirror.operators entries", mirror.Line)
-		}
-		idx := -1
-		var catalogs []string
-		for i, op := range ops.Content {
-			op = resolve(op)
-			if op.Kind != yaml.MappingNode {
-				return nil, fmt.Errorf("line %d: mirror.operators[%d] is not a mapping", op.Line, i)
-			}
-			c := scalar(lookup(op, "catalog"))
-			catalogs = append(catalogs, c)
-			if c == catalog && idx < 0 {
-				idx = i
+		if entry != "" {
+			if c := scalar(lookup(root, "catalog")); c != entry {
+				return nil, &ConfigEntryError{Line: root.Line, Catalogs: []string{c}, Catalog: entry, Chosen: true}
 			}
 		}
-		if idx < 0 {
-			if len(ops.Content) > 1 {
-				return nil, fmt.Errorf("line %d: %d mirror.operators entries (%s) and none is for %q; keep one entry or name its catalog", ops.Line, len(ops.Content), strings.Join(catalogs, ", "), catalog)
-			}
-			idx = 0
-		}
-		entry = resolve(ops.Content[idx])
-		path = fmt.Sprintf("mirror.operators[%d].", idx)
 	}
+	return parseEntry(sel, path)
+}
+
+// operatorsEntry checks an ImageSetConfiguration and returns the
+// mirror.operators[] entry to use, with its path for messages.
+func operatorsEntry(root *yaml.Node, catalog, entry string) (*yaml.Node, string, error) {
+	misplaced := map[string]string{}
+	for _, k := range entryKeys {
+		misplaced[k] = "mirror.operators[]"
+	}
+	misplaced["operators"] = "mirror"
+	if err := checkKeysHint(root, "", iscKeys, misplaced); err != nil {
+		return nil, "", err
+	}
+	if k := lookup(root, "kind"); k != nil && k.Value != "ImageSetConfiguration" {
+		return nil, "", fmt.Errorf("line %d: kind %q, expected ImageSetConfiguration", k.Line, k.Value)
+	}
+	if a := lookup(root, "apiVersion"); a != nil && !strings.HasPrefix(a.Value, "mirror.openshift.io/") {
+		return nil, "", fmt.Errorf("line %d: apiVersion %q, expected mirror.openshift.io/v2alpha1 (or v1alpha2)", a.Line, a.Value)
+	}
+	mirror := lookup(root, "mirror")
+	if mirror == nil || mirror.Kind != yaml.MappingNode {
+		return nil, "", fmt.Errorf("line %d: no mirror section", root.Line)
+	}
+	delete(misplaced, "operators")
+	if err := checkKeysHint(mirror, "mirror", mirrorKeys, misplaced); err != nil {
+		return nil, "", err
+	}
+	ops := lookup(mirror, "operators")
+	if ops == nil || ops.Kind != yaml.SequenceNode || len(ops.Content) == 0 {
+		return nil, "", fmt.Errorf("line %d: no mirror.operators entries", mirror.Line)
+	}
+	want, chosen := catalog, entry != ""
+	if chosen {
+		want = entry
+	}
+	idx := -1
+	var catalogs []string
+	for i, op := range ops.Content {
+		op = resolve(op)
+		where := fmt.Sprintf("mirror.operators[%d]", i)
+		if op.Kind != yaml.MappingNode {
+			return nil, "", fmt.Errorf("line %d: %s is not a mapping", op.Line, where)
+		}
+		if err := checkKeys(op, where, entryKeys); err != nil {
+			return nil, "", err
+		}
+		c := scalar(lookup(op, "catalog"))
+		catalogs = append(catalogs, c)
+		if c == want && idx < 0 {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		if chosen || len(ops.Content) > 1 {
+			return nil, "", &ConfigEntryError{Line: ops.Line, Catalogs: catalogs, Catalog: want, Chosen: chosen}
+		}
+		idx = 0
+	}
+	return resolve(ops.Content[idx]), fmt.Sprintf("mirror.operators[%d].", idx), nil
+}
+
+// parseEntry reads the selections of one mirror.operators[] entry (or of
+// a file holding one at the top); path prefixes its fields in messages.
+func parseEntry(entry *yaml.Node, path string) ([]PackageSelection, error) {
 	full := false
 	if f := lookup(entry, "full"); f != nil {
 		if err := f.Decode(&full); err != nil {
@@ -205,21 +284,28 @@ func scalar(n *yaml.Node) string {
 }
 
 func checkKeys(n *yaml.Node, where string, allowed []string) error {
+	return checkKeysHint(n, where, allowed, nil)
+}
+
+// checkKeysHint is checkKeys, where a key of misplaced is said to belong
+// under the path it maps to; where is "" for the top level.
+func checkKeysHint(n *yaml.Node, where string, allowed []string, misplaced map[string]string) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: %s is not a mapping", n.Line, where)
 	}
+	at := where + ": "
+	if where == "" {
+		at = "top level: "
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		ok := false
-		for _, a := range allowed {
-			if k.Value == a {
-				ok = true
-				break
-			}
+		if slices.Contains(allowed, k.Value) {
+			continue
 		}
-		if !ok {
-			return fmt.Errorf("line %d: %s: field %q is not supported (supported: %s)", k.Line, where, k.Value, strings.Join(allowed, ", "))
+		if under, found := misplaced[k.Value]; found {
+			return fmt.Errorf("line %d: %sfield %q belongs under %s", k.Line, at, k.Value, under)
 		}
+		return fmt.Errorf("line %d: %sfield %q is not supported (supported: %s)", k.Line, at, k.Value, strings.Join(allowed, ", "))
 	}
 	return nil
 }

@@ -4,7 +4,6 @@
 package declcfg
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -160,47 +159,3 @@ type Meta struct {
 
 // MarshalJSON returns the normalised blob.
 func (m Meta) MarshalJSON() ([]byte, error) { return m.Blob, nil }
-
-// LoadObjects decodes the olm.bundle.object properties into Objects (JSON
-// text of each manifest) and sets CsvJSON to the first object whose kind is
-// ClusterServiceVersion. It does nothing when Objects is already set.
-func (b *Bundle) LoadObjects() error {
-	if b.Objects != nil {
-		return nil
-	}
-	for i, p := range b.Properties {
-		if p.Type != property.TypeBundleObject {
-			continue
-		}
-		var v struct {
-			Data string `json:"data"`
-		}
-		if err := json.Unmarshal(p.Value, &v); err != nil {
-			return &property.ParseError{Index: i, Type: p.Type, Err: err}
-		}
-		data, err := base64.StdEncoding.DecodeString(v.Data)
-		if err != nil {
-			return &property.ParseError{Index: i, Type: p.Type, Err: err}
-		}
-		b.Objects = append(b.Objects, string(data))
-	}
-	if b.CsvJSON == "" {
-		b.CsvJSON = extractCSV(b.Objects)
-	}
-	return nil
-}
-
-func extractCSV(objs []string) string {
-	for _, obj := range objs {
-		var o struct {
-			Kind string `json:"kind"`
-		}
-		if err := json.Unmarshal([]byte(obj), &o); err != nil {
-			continue
-		}
-		if o.Kind == "ClusterServiceVersion" {
-			return obj
-		}
-	}
-	return ""
-}

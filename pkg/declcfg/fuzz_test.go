@@ -3,12 +3,13 @@ package declcfg
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/opmkit/opm/internal/yamlorjson"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -57,34 +58,48 @@ func FuzzLoadFS(f *testing.F) {
 }
 
 // FuzzLoadObjects decodes arbitrary olm.bundle.object values: no panic,
-// and an object that decodes is the base64 of its data.
+// an error is worded as upstream's loader words it and agrees with the
+// loader's check (see there), and an object that decodes is its data as written (JSON)
+// or converted (YAML).
 func FuzzLoadObjects(f *testing.F) {
 	f.Add([]byte(`{"data":"eyJraW5kIjoiQ2x1c3RlclNlcnZpY2VWZXJzaW9uIn0="}`))
 	f.Add([]byte(`{"data":"!!"}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(``))
+	f.Add([]byte(`{"data":"a2luZDogWwo="}`))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		b := Bundle{Properties: []property.Property{{Type: property.TypeBundleObject, Value: value}}}
+		checkErr := checkBundleObjects(&b)
 		if err := b.LoadObjects(); err != nil {
-			var pe *property.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %T %v", err, err)
+			if !strings.HasPrefix(err.Error(), "read bundle objects: ") {
+				t.Fatalf("error %v", err)
+			}
+			// The loader's check leaves base64 past the start of a JSON
+			// manifest to LoadObjects; it agrees on everything else.
+			if checkErr != nil && checkErr.Error() != err.Error() ||
+				checkErr == nil && !strings.Contains(err.Error(), ": parse property at index 0 as bundle object: illegal base64 data") {
+				t.Fatalf("LoadObjects: %v; the loader's check: %v", err, checkErr)
 			}
 			return
+		}
+		if checkErr != nil {
+			t.Fatalf("LoadObjects accepted %q, the loader's check says %v", value, checkErr)
 		}
 		if len(b.Objects) != 1 {
 			t.Fatalf("%d objects", len(b.Objects))
 		}
-		// What decoded is what the value's data holds.
 		var v struct {
-			Data string `json:"data"`
+			Data []byte `json:"data"`
 		}
 		if err := json.Unmarshal(value, &v); err != nil {
 			t.Fatalf("LoadObjects accepted %q: %v", value, err)
 		}
-		data, err := base64.StdEncoding.DecodeString(v.Data)
-		if err != nil || string(data) != b.Objects[0] {
-			t.Fatalf("object %q is not the data of %q", b.Objects[0], value)
+		if yamlorjson.HasJSONPrefix(v.Data) {
+			if string(v.Data) != b.Objects[0] {
+				t.Fatalf("object %q is not the data of %q", b.Objects[0], value)
+			}
+		} else if !json.Valid([]byte(b.Objects[0])) {
+			t.Fatalf("object %q converted from %q is not JSON", b.Objects[0], value)
 		}
 	})
 }

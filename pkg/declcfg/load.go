@@ -330,6 +330,9 @@ func (c *DeclarativeConfig) addBlob(n normalized, pos Position) error {
 				return fmt.Errorf("parse bundle: %v", err)
 			}
 		}
+		if err := checkBundleObjects(&b); err != nil {
+			return err
+		}
 		b.Pos = pos
 		c.Bundles = append(c.Bundles, b)
 	case SchemaDeprecations:

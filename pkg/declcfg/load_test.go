@@ -81,6 +81,12 @@ func TestLoadErrors(t *testing.T) {
 			"invalid Yaml document separator: x"},
 		{"Error/TypedParse", map[string]string{"c.yaml": "schema: olm.bundle\nimage: 5\n"}, "c.yaml:1:1",
 			"parse bundle: json: cannot unmarshal number into Go struct field Bundle.image of type string"},
+		{"Error/BundleObjectNotYAML", map[string]string{"c.yaml": "schema: olm.bundle\npackage: p\nname: b\nproperties:\n- {type: olm.bundle.object, value: {data: a2luZDogWwo=}}\n"}, "c.yaml:1:1",
+			`read bundle objects: package "p", bundle "b": convert bundle object property at index 0 to JSON: yaml: line 1: did not find expected node content`},
+		{"Error/BundleObjectNotObject", map[string]string{"c.yaml": "schema: olm.bundle\npackage: p\nname: b\nproperties:\n- {type: olm.package, value: {}}\n- {type: olm.bundle.object, value: [1]}\n"}, "c.yaml:1:1",
+			`read bundle objects: package "p", bundle "b": parse property at index 1 as bundle object: json: cannot unmarshal array into Go value of type property.BundleObject`},
+		{"Error/BundleObjectBadBase64Start", map[string]string{"c.json": `{"schema":"olm.bundle","package":"p","name":"b","properties":[{"type":"olm.bundle.object","value":{"data":"e*"}}]}`}, "c.json:1:1",
+			`read bundle objects: package "p", bundle "b": parse property at index 0 as bundle object: illegal base64 data at input byte 1`},
 		{"Error/FirstBadFileWins", map[string]string{"a.yaml": "name: x\n", "b.yaml": "junk: [\n"}, "a.yaml:1:1",
 			"object '{\"name\":\"x\"}\n' is missing root schema field"},
 	} {

@@ -507,8 +507,10 @@ func appendNewline(dst []byte, depth int) []byte {
 }
 
 // WriteFS writes cfg under dir as upstream's WriteFS does: one directory
-// per package holding catalog.<format>, and dir/catalog.<format> for blobs
-// without a package. The tree is built in a temporary directory beside dir
+// per package holding catalog.<format>, and dir/catalog.<format> for
+// blobs of other schemas without a package, when there are any (channels,
+// bundles and deprecations without a package are dropped, as the writers
+// drop them). The tree is built in a temporary directory beside dir
 // and moved into place only when complete, so on error dir is left as it
 // was. dir must not exist or be empty.
 func WriteFS(cfg DeclarativeConfig, dir string, format Format) error {
@@ -572,7 +574,14 @@ func WriteFS(cfg DeclarativeConfig, dir string, format Format) error {
 	defer os.RemoveAll(tmp)
 	for _, n := range names {
 		sub := tmp
-		if n != "" {
+		if n == "" {
+			// Channels, bundles and deprecations without a package are
+			// dropped by the writer: only package-less Others make the
+			// root file, and without them there is none (as upstream).
+			if len(byPkg[n].Others) == 0 {
+				continue
+			}
+		} else {
 			sub = filepath.Join(tmp, n)
 			if err := os.Mkdir(sub, 0o777); err != nil {
 				return err

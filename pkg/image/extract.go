@@ -57,6 +57,9 @@ type extractor struct {
 	created map[string]bool // paths written by the current layer
 	links   map[string]bool // symbolic links written
 	before  map[string]bool // top-level names dst held before
+	// modes, when not nil, collects the modes of the files and
+	// directories written, applied by applyModes (WithFileModes).
+	modes map[string]fs.FileMode
 }
 
 func newExtractor(dst string, paths []string, limits Limits) (*extractor, error) {
@@ -394,8 +397,42 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 	default:
 		return nil // devices, fifos: not needed to render
 	}
+	if x.modes != nil && (h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeReg) {
+		m := fs.FileMode(h.Mode).Perm()
+		if h.Mode&0o1000 != 0 {
+			m |= fs.ModeSticky
+		}
+		x.modes[p] = m
+	}
 	for c := p; c != "." && !x.created[c]; c = path.Dir(c) {
 		x.created[c] = true
+	}
+	return nil
+}
+
+// applyModes gives the entries written their modes, deepest first (so
+// that a directory made read-only does not stop its entries' change).
+// Entries removed by a later layer, or replaced by a link, are skipped.
+func (x *extractor) applyModes() error {
+	paths := make([]string, 0, len(x.modes))
+	for p := range x.modes {
+		paths = append(paths, p)
+	}
+	sort.Slice(paths, func(i, j int) bool {
+		di, dj := strings.Count(paths[i], "/"), strings.Count(paths[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return paths[i] < paths[j]
+	})
+	for _, p := range paths {
+		fi, err := x.root.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			continue
+		}
+		if err := x.root.Chmod(p, x.modes[p]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"strings"
 
@@ -120,6 +121,9 @@ func (i *image) extract(ctx context.Context, dst string, paths []string) (err er
 	if err != nil {
 		return fmt.Errorf("extracting %s: %w", i.ref, err)
 	}
+	if i.o.fileModes {
+		x.modes = map[string]fs.FileMode{}
+	}
 	defer func() {
 		if err != nil {
 			x.clean()
@@ -132,6 +136,9 @@ func (i *image) extract(ctx context.Context, dst string, paths []string) (err er
 		}
 	}
 	if err := x.checkLinks(); err != nil {
+		return fmt.Errorf("extracting %s: %w", i.ref, err)
+	}
+	if err := x.applyModes(); err != nil {
 		return fmt.Errorf("extracting %s: %w", i.ref, err)
 	}
 	return nil

@@ -32,6 +32,7 @@ type options struct {
 	jobs          int
 	downloads     int
 	userAgent     string
+	fileModes     bool
 
 	registriesConf *registriesconf.Config // nil = read from the environment
 }
@@ -206,6 +207,14 @@ func WithSkipTLSVerify(v bool) Option { return func(o *options) { o.skipTLSVerif
 // WithUseHTTP allows plain HTTP to registries. Like upstream, it also skips
 // TLS verification when the registry does speak HTTPS.
 func WithUseHTTP(v bool) Option { return func(o *options) { o.useHTTP = v } }
+
+// WithFileModes makes Extract give files and directories the permission
+// bits (and sticky bit) their tar entries carry, applied once every layer
+// is written; setuid and setgid are never applied. By default extracted
+// entries are private to the caller (0600 files, 0700 directories), which
+// is all reading a catalog needs; an image's root filesystem, to run it,
+// needs its modes.
+func WithFileModes() Option { return func(o *options) { o.fileModes = true } }
 
 // WithCAFile adds the PEM certificates in file to the trusted roots.
 func WithCAFile(file string) Option { return func(o *options) { o.caFile = file } }

@@ -30,14 +30,24 @@ type Built struct {
 	// Layer is the layer built from the directory (shared by every
 	// platform).
 	Layer *Layer
+	// Extra are the other layers added (CatalogOptions.Extra, or the
+	// layers of an opm image), closed with it.
+	Extra []*Layer
 }
 
-// Close removes the layer's temporary file.
+// Close removes the layers' temporary files.
 func (b *Built) Close() error {
-	if b == nil || b.Layer == nil {
+	if b == nil {
 		return nil
 	}
-	return b.Layer.Close()
+	var errs []error
+	if b.Layer != nil {
+		errs = append(errs, b.Layer.Close())
+	}
+	for _, l := range b.Extra {
+		errs = append(errs, l.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Platforms lists the platforms built, sorted.
@@ -68,29 +78,52 @@ type CatalogOptions struct {
 	// Limits bound the directory read (see [LayerOptions]).
 	Limits  image.Limits
 	TempDir string
+	// Extra are more layers to add after the catalog's (a pre-built serve
+	// cache, say), each with its history entry. Catalog owns them: they are
+	// closed with the result, or on failure.
+	Extra []ExtraLayer
+}
+
+// ExtraLayer is a layer to add to an image, with the history entry that
+// says what it holds.
+type ExtraLayer struct {
+	Layer     *Layer
+	CreatedBy string
 }
 
 // Catalog builds a catalog image: the base image (or scratch) with one
 // layer holding o.Dir at /configs, and the labels, entrypoint and command
 // o gives. pkg/action/build gives those `opm generate dockerfile` writes.
 func Catalog(ctx context.Context, o CatalogOptions) (*Built, error) {
+	closeExtra := func() {
+		for _, e := range o.Extra {
+			e.Layer.Close()
+		}
+	}
 	layer, err := BuildLayer(ctx, o.Dir, []Tree{{Src: ".", Dst: ConfigsDir}}, LayerOptions{ModTime: o.ModTime, Limits: o.Limits, TempDir: o.TempDir})
 	if err != nil {
+		closeExtra()
 		return nil, err
 	}
 	spec := imageSpec{
-		layer:      layer,
+		layers:     []specLayer{{layer, "COPY . " + ConfigsDir + " # opm build catalog"}},
 		labels:     o.Labels,
 		entrypoint: o.Entrypoint,
 		cmd:        o.Cmd,
 		created:    o.Created,
-		createdBy:  "COPY . " + ConfigsDir + " # opm build catalog",
+	}
+	var extra []*Layer
+	for _, e := range o.Extra {
+		spec.layers = append(spec.layers, specLayer{e.Layer, e.CreatedBy})
+		extra = append(extra, e.Layer)
 	}
 	b, err := assemble(spec, o.Base, o.BaseName, o.Platforms)
 	if err != nil {
 		layer.Close()
+		closeExtra()
 		return nil, err
 	}
+	b.Layer, b.Extra = layer, extra
 	return b, nil
 }
 
@@ -119,16 +152,16 @@ func Bundle(ctx context.Context, o BundleOptions) (*Built, error) {
 		return nil, err
 	}
 	spec := imageSpec{
-		layer:     layer,
-		labels:    o.Labels,
-		created:   o.Created,
-		createdBy: "COPY manifests /manifests/ metadata /metadata/ # opm build bundle",
+		layers:  []specLayer{{layer, "COPY manifests /manifests/ metadata /metadata/ # opm build bundle"}},
+		labels:  o.Labels,
+		created: o.Created,
 	}
 	b, err := assemble(spec, nil, "", o.Platforms)
 	if err != nil {
 		layer.Close()
 		return nil, err
 	}
+	b.Layer = layer
 	return b, nil
 }
 
@@ -137,7 +170,7 @@ func Bundle(ctx context.Context, o BundleOptions) (*Built, error) {
 // the base is an index and no platform was asked for (the base's shape is
 // kept); otherwise one image, as `docker build --platform` gives.
 func assemble(spec imageSpec, base *image.Base, baseName string, plats []v1.Platform) (*Built, error) {
-	b := &Built{Layer: spec.layer}
+	b := &Built{}
 	if base == nil {
 		if len(plats) == 0 {
 			plats = []v1.Platform{DefaultPlatform}

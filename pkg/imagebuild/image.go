@@ -24,18 +24,27 @@ const (
 // given: a fixed one, so that the digest does not depend on the machine.
 var DefaultPlatform = v1.Platform{OS: "linux", Architecture: "amd64"}
 
-// imageSpec is one image to assemble: a layer on a base (or scratch) and
+// imageSpec is one image to assemble: layers on a base (or scratch) and
 // the config changes.
 type imageSpec struct {
 	base     *image.BaseImage // nil = scratch
 	baseName string           // registry reference of the base ("" = none)
 	platform v1.Platform      // scratch only
-	layer    *Layer
+	layers   []specLayer
 	labels   map[string]string // set over the base's
 	// entrypoint and cmd replace the base's when not nil.
 	entrypoint, cmd []string
-	created         time.Time
-	createdBy       string
+	// user, workingDir and env replace the base's when not empty.
+	user, workingDir string
+	env              []string
+	created          time.Time
+}
+
+// specLayer is a layer to add and the history entry that says what it
+// holds.
+type specLayer struct {
+	layer     *Layer
+	createdBy string
 }
 
 // Image is an assembled image: manifest, config and layers, all known. It
@@ -96,15 +105,19 @@ func newImage(s imageSpec) (*Image, error) {
 			return nil, fmt.Errorf("base image %s: unsupported manifest type %s", s.base.Digest, s.base.MediaType)
 		}
 	}
-	l := s.layer.WithMediaType(layerType)
-	layers = append(layers, l)
-	m.Layers = append(m.Layers, v1.Descriptor{MediaType: layerType, Size: l.size, Digest: l.digest})
-
 	created := s.created
 	if created.IsZero() {
 		created = time.Unix(0, 0)
 	}
 	cf.Created = v1.Time{Time: created.UTC()}
+	cf.RootFS.Type = "layers"
+	for _, sl := range s.layers {
+		l := sl.layer.WithMediaType(layerType)
+		layers = append(layers, l)
+		m.Layers = append(m.Layers, v1.Descriptor{MediaType: layerType, Size: l.size, Digest: l.digest})
+		cf.RootFS.DiffIDs = append(cf.RootFS.DiffIDs, l.diffID)
+		cf.History = append(cf.History, v1.History{Created: cf.Created, CreatedBy: sl.createdBy})
+	}
 	if cf.Config.Labels == nil {
 		cf.Config.Labels = map[string]string{}
 	}
@@ -117,9 +130,15 @@ func newImage(s imageSpec) (*Image, error) {
 	if s.cmd != nil {
 		cf.Config.Cmd = s.cmd
 	}
-	cf.RootFS.Type = "layers"
-	cf.RootFS.DiffIDs = append(cf.RootFS.DiffIDs, l.diffID)
-	cf.History = append(cf.History, v1.History{Created: cf.Created, CreatedBy: s.createdBy})
+	if s.user != "" {
+		cf.Config.User = s.user
+	}
+	if s.workingDir != "" {
+		cf.Config.WorkingDir = s.workingDir
+	}
+	if s.env != nil {
+		cf.Config.Env = s.env
+	}
 
 	config, err := json.Marshal(cf)
 	if err != nil {

@@ -126,64 +126,178 @@ func BuildLayer(ctx context.Context, dir string, trees []Tree, o LayerOptions) (
 		return nil, err
 	}
 	defer root.Close()
-	f, err := os.CreateTemp(o.TempDir, "opm-layer-*.tar.gz")
+	lw, err := newLayerWriter(o)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if f != nil {
-			f.Close()
-		}
 		if err != nil {
-			os.Remove(f.Name())
+			lw.abort()
 		}
 	}()
-	compressed := &hashWriter{w: f, h: sha256.New()}
-	bw := bufio.NewWriterSize(compressed, 1<<16)
-	zw, err := gzip.NewWriterLevel(bw, gzip.DefaultCompression)
-	if err != nil {
-		return nil, err
-	}
-	tarred := &hashWriter{w: zw, h: sha256.New()}
 	b := &layerBuilder{
 		ctx:    ctx,
 		srcDir: dir,
-		tw:     tar.NewWriter(tarred),
-		mtime:  time.Unix(o.ModTime.Unix(), 0).UTC(),
+		tw:     lw.tw,
+		mtime:  lw.mtime,
 		lim:    o.Limits,
 		dirs:   map[string]bool{},
-	}
-	if o.ModTime.IsZero() {
-		b.mtime = time.Unix(0, 0).UTC()
 	}
 	for _, t := range trees {
 		if err := b.tree(root, t); err != nil {
 			return nil, err
 		}
 	}
-	if err := b.tw.Close(); err != nil {
+	return lw.finish(b.files)
+}
+
+// layerWriter writes a tar stream through gzip to a temporary file,
+// hashing both.
+type layerWriter struct {
+	f          *os.File
+	compressed *hashWriter
+	bw         *bufio.Writer
+	zw         *gzip.Writer
+	tarred     *hashWriter
+	tw         *tar.Writer
+	mtime      time.Time
+}
+
+func newLayerWriter(o LayerOptions) (*layerWriter, error) {
+	f, err := os.CreateTemp(o.TempDir, "opm-layer-*.tar.gz")
+	if err != nil {
 		return nil, err
 	}
-	if err := zw.Close(); err != nil {
+	w := &layerWriter{f: f, compressed: &hashWriter{w: f, h: sha256.New()}, mtime: time.Unix(o.ModTime.Unix(), 0).UTC()}
+	if o.ModTime.IsZero() {
+		w.mtime = time.Unix(0, 0).UTC()
+	}
+	w.bw = bufio.NewWriterSize(w.compressed, 1<<16)
+	if w.zw, err = gzip.NewWriterLevel(w.bw, gzip.DefaultCompression); err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return nil, err
 	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
+	w.tarred = &hashWriter{w: w.zw, h: sha256.New()}
+	w.tw = tar.NewWriter(w.tarred)
+	return w, nil
+}
+
+// abort removes the temporary file.
+func (w *layerWriter) abort() {
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
+
+// finish closes the streams and returns the layer; files is the number of
+// regular files it holds.
+func (w *layerWriter) finish(files int64) (*Layer, error) {
+	for _, c := range []func() error{w.tw.Close, w.zw.Close, w.bw.Flush, w.f.Close} {
+		if err := c(); err != nil {
+			w.abort()
+			return nil, err
+		}
 	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	name := f.Name()
-	f = nil
 	return &Layer{
-		file:         name,
-		digest:       compressed.sum(),
-		diffID:       tarred.sum(),
-		size:         compressed.n,
-		uncompressed: tarred.n,
-		files:        b.files,
+		file:         w.f.Name(),
+		digest:       w.compressed.sum(),
+		diffID:       w.tarred.sum(),
+		size:         w.compressed.n,
+		uncompressed: w.tarred.n,
+		files:        files,
 		mediaType:    types.OCILayer,
 	}, nil
+}
+
+// File is one entry of a layer built by [FilesLayer].
+type File struct {
+	// Path is where it goes in the image ("bin/opm").
+	Path string
+	// Mode is its type and permissions: fs.ModeDir for a directory (with
+	// fs.ModeSticky for /tmp's 1777), none for a regular file.
+	Mode fs.FileMode
+	// A regular file's content is Data, or the file Src when Src is set.
+	Data []byte
+	Src  string
+}
+
+// FilesLayer writes a reproducible layer holding files, in the order
+// given (parents before their contents), with their modes as given, owner
+// 0:0 and the time o.ModTime. A Src file must be a regular file of at
+// most o.Limits' Extract bytes, and keep its size while it is read.
+func FilesLayer(ctx context.Context, files []File, o LayerOptions) (l *Layer, err error) {
+	o.Limits = withDefaults(o.Limits)
+	lw, err := newLayerWriter(o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lw.abort()
+		}
+	}()
+	var n int64
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		name := strings.Trim(path.Clean("/"+f.Path), "/")
+		if name == "" {
+			return nil, fmt.Errorf("layer file %q: no name", f.Path)
+		}
+		h := &tar.Header{Name: name, Mode: int64(f.Mode.Perm()), ModTime: lw.mtime, Format: tar.FormatPAX}
+		if f.Mode&fs.ModeSticky != 0 {
+			h.Mode |= 0o1000
+		}
+		if f.Mode.IsDir() {
+			h.Typeflag, h.Name = tar.TypeDir, name+"/"
+			if err := lw.tw.WriteHeader(h); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		h.Typeflag = tar.TypeReg
+		if f.Src == "" {
+			h.Size = int64(len(f.Data))
+			if err := lw.tw.WriteHeader(h); err != nil {
+				return nil, err
+			}
+			if _, err := lw.tw.Write(f.Data); err != nil {
+				return nil, err
+			}
+			n++
+			continue
+		}
+		if err := copyFile(ctx, lw.tw, h, f.Src, o.Limits.Extract); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	return lw.finish(n)
+}
+
+// copyFile writes h and the content of the regular file src.
+func copyFile(ctx context.Context, tw *tar.Writer, h *tar.Header, src string, limit int64) error {
+	f, size, err := safefs.OpenRegular(nil, src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if size > limit {
+		return fmt.Errorf("%s: %d bytes: %w (the extract limit is %d)", src, size, ErrLimit, limit)
+	}
+	h.Size = size
+	if err := tw.WriteHeader(h); err != nil {
+		return err
+	}
+	n, err := io.Copy(tw, io.LimitReader(ctxReader{ctx, f}, size))
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	if n < size {
+		return fmt.Errorf("%s: %d bytes read of %d: the file changed while it was read", src, n, size)
+	}
+	return nil
 }
 
 func withDefaults(l image.Limits) image.Limits {
@@ -372,10 +486,14 @@ func (b *layerBuilder) readDir(sub *os.Root, src, rel string) ([]string, error) 
 	return names, nil
 }
 
-// fileMode normalises a file's permissions: 0755 when its owner may
-// execute it, else 0644.
-func fileMode(m fs.FileMode) int64 {
-	if m&0o100 != 0 {
+// LayerMode is the mode an entry read from a directory gets in a layer
+// built by [BuildLayer]: 0755 for directories and for files their owner
+// may execute, 0644 for other files, and no setuid, setgid or sticky bit.
+func LayerMode(m fs.FileMode) fs.FileMode {
+	switch {
+	case m.IsDir():
+		return fs.ModeDir | 0o755
+	case m&0o100 != 0:
 		return 0o755
 	}
 	return 0o644
@@ -403,7 +521,7 @@ func (b *layerBuilder) file(sub *os.Root, p, userPath, target string, fi fs.File
 	if !st.Mode().IsRegular() || !os.SameFile(fi, st) {
 		return fmt.Errorf("%s: replaced while it was read: %w", b.name(userPath), ErrUnsupported)
 	}
-	if err := b.header(&tar.Header{Typeflag: tar.TypeReg, Name: target, Mode: fileMode(fi.Mode()), Size: size}); err != nil {
+	if err := b.header(&tar.Header{Typeflag: tar.TypeReg, Name: target, Mode: int64(LayerMode(fi.Mode()).Perm()), Size: size}); err != nil {
 		return err
 	}
 	n, err := io.Copy(b.tw, io.LimitReader(ctxReader{b.ctx, f}, size))

@@ -80,9 +80,10 @@ func bundleObjectToCSVMetadata(cfg *declcfg.DeclarativeConfig) error {
 		b := &cfg.Bundles[i]
 		if b.Image != "" && b.CsvJSON == "" {
 			// Bundles loaded from a catalog: upstream's loader sets
-			// CsvJSON from the olm.bundle.object properties.
+			// CsvJSON from the olm.bundle.object properties (YAML ones
+			// converted to JSON). The error names the bundle.
 			if err := b.LoadObjects(); err != nil {
-				return fmt.Errorf("bundle %q: %w", b.Name, err)
+				return err
 			}
 		}
 		if b.Image == "" || b.CsvJSON == "" {

@@ -89,6 +89,12 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A YAML CSV, as upstream's own declcfg load tests embed one.
+	yamlObj := bundleObject("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: b\nspec:\n  version: 1.0.0\n  displayName: B <b>\n")
+	yamlMeta, err := CSVMetadata([]byte(`{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"b"},"spec":{"displayName":"B \u003cb\u003e","version":"1.0.0"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		level   string
@@ -131,6 +137,18 @@ func TestMigrate(t *testing.T) {
 			level: LevelAll,
 			in:    declcfg.Bundle{Name: "b", Image: "img", Properties: []property.Property{pkg, obj}},
 			want:  []property.Property{pkg, meta},
+		},
+		{
+			name:  "Success/LoadedCatalogBundleYAMLObject",
+			level: LevelAll,
+			in:    declcfg.Bundle{Name: "b", Image: "img", Properties: []property.Property{pkg, yamlObj}},
+			want:  []property.Property{pkg, yamlMeta},
+		},
+		{
+			name:    "Error/LoadedCatalogBundleBadYAMLObject",
+			level:   LevelAll,
+			in:      declcfg.Bundle{Name: "b", Package: "foo", Image: "img", Properties: []property.Property{pkg, bundleObject("kind: [\n")}},
+			wantErr: `migration "bundle-object-to-csv-metadata": read bundle objects: package "foo", bundle "b": convert bundle object property at index 1 to JSON: yaml: line 1: did not find expected node content`,
 		},
 		{
 			name:  "Success/NoCSVObject",

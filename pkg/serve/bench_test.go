@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/opmkit/opm/internal/gencatalog"
 	"github.com/opmkit/opm/internal/servebench"
 )
@@ -82,17 +84,7 @@ func BenchmarkBuild(b *testing.B) {
 // iteration), reporting the latency percentiles of all calls.
 func BenchmarkResolverMix(b *testing.B) {
 	dir, _ := genCatalog(b)
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
-	x, _, err := BuildTemp(context.Background(), root.FS(), b.TempDir(), BuildOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Close()
-	conn := startGRPC(b, x)
+	conn := serveDir(b, dir)
 	ctx := context.Background()
 	p, err := servebench.NewPlan(ctx, conn)
 	if err != nil {
@@ -109,4 +101,45 @@ func BenchmarkResolverMix(b *testing.B) {
 	b.ReportMetric(float64(last.All.P99.Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(last.Calls)/last.Duration.Seconds(), "calls/s")
 	b.Logf("\n%s", last)
+}
+
+// BenchmarkOLMPattern serves a catalog on 127.0.0.1 and makes OLM's whole
+// call pattern against it (servebench.OLMPattern: the catalog operator's
+// sync, the package server's concurrent refresh, the provider look-ups,
+// GetBundle for every bundle). The catalog is $OPM_BENCH_CATALOG (a
+// directory, e.g. ../shared/conformance/catalog/community-operators-prod-v4.20/input)
+// or the synthetic one of OPM_BENCH_SIZE. Run with -memprofile to see what
+// the answers allocate; hack/bench-serve.sh measures the server's RSS.
+func BenchmarkOLMPattern(b *testing.B) {
+	dir := os.Getenv("OPM_BENCH_CATALOG")
+	if dir == "" {
+		dir, _ = genCatalog(b)
+	}
+	conn := serveDir(b, dir)
+	ctx := context.Background()
+	b.ReportAllocs()
+	var n servebench.OLMCalls
+	var err error
+	for b.Loop() {
+		if n, err = servebench.OLMPattern(ctx, conn); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n.Calls), "calls/op")
+}
+
+// serveDir indexes the catalog in dir and serves it on 127.0.0.1 for the
+// benchmark's duration.
+func serveDir(b *testing.B, dir string) *grpc.ClientConn {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { root.Close() })
+	x, _, err := BuildTemp(context.Background(), root.FS(), b.TempDir(), BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { x.Close() })
+	return startGRPC(b, x)
 }

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -123,9 +122,4 @@ func synthesizeCSV(metadata []byte, in csvInputs) ([]byte, error) {
 		csv.Spec.Description = in.PackageDescription
 	}
 	return json.Marshal(csv)
-}
-
-// packageIcon converts a package icon for the stub CSV.
-func packageIcon(data []byte, mediaType string) *csvtypes.Icon {
-	return &csvtypes.Icon{Data: base64.StdEncoding.EncodeToString(data), MediaType: mediaType}
 }

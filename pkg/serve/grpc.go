@@ -8,8 +8,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/blang/semver/v4"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	// Registers the gzip compressor: clients may send gzip-compressed
+	// requests (grpc-health-probe -gzip does), as upstream's server
+	// accepts them.
+	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
@@ -185,7 +190,8 @@ func (s *RegistryServer) GetChannelEntriesThatReplace(req *api.GetAllReplacement
 
 // GetBundleThatReplaces implements api.Registry. When several bundles of
 // the channel replace or skip the name (upstream picks one by map
-// iteration), the first by bundle name is answered.
+// iteration), the one with the highest version is answered, the first by
+// bundle name among equals.
 func (s *RegistryServer) GetBundleThatReplaces(_ context.Context, req *api.GetReplacementRequest) (*api.Bundle, error) {
 	p, ok := s.Index.Package(req.GetPkgName())
 	if !ok {
@@ -196,13 +202,23 @@ func (s *RegistryServer) GetBundleThatReplaces(_ context.Context, req *api.GetRe
 		return nil, fmt.Errorf("package %q, channel %q not found", req.GetPkgName(), req.GetChannelName())
 	}
 	name := req.GetCsvName()
+	best, bestV := int32(-1), semver.Version{}
 	for _, r := range c.Records {
 		rec := s.Index.Record(r)
-		if rec.Replaces == name || slices.Contains(rec.Skips, name) {
-			return s.Index.APIBundle(r, true, true)
+		if rec.Replaces != name && !slices.Contains(rec.Skips, name) {
+			continue
+		}
+		// The catalog validated, so versions parse; one that did not
+		// would rank lowest.
+		v, _ := semver.Parse(s.Index.BundleOf(r).Version)
+		if best < 0 || v.GT(bestV) {
+			best, bestV = r, v
 		}
 	}
-	return nil, fmt.Errorf("no entry found for package %q, channel %q", req.GetPkgName(), req.GetChannelName())
+	if best < 0 {
+		return nil, fmt.Errorf("no entry found for package %q, channel %q", req.GetPkgName(), req.GetChannelName())
+	}
+	return s.Index.APIBundle(best, true, true)
 }
 
 func gvkOf(g interface {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
@@ -301,5 +302,22 @@ func TestHealthAndReflection(t *testing.T) {
 	}
 	if !slices.Contains(names, "registry.proto:api") || !slices.Contains(names, "google/protobuf/struct.proto:google.protobuf") {
 		t.Errorf("reflection files %v", names)
+	}
+}
+
+// TestGzipRequests: requests compressed with gzip (grpc-health-probe
+// -gzip, or a client with grpc.UseCompressor) are accepted, as upstream's
+// server accepts them, and answered.
+func TestGzipRequests(t *testing.T) {
+	conn := startGRPC(t, buildTest(t, testCatalog(), false))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := grpc_health_v1.NewHealthClient(conn).Check(ctx, &grpc_health_v1.HealthCheckRequest{}, grpc.UseCompressor(gzip.Name))
+	if err != nil || resp.Status != grpc_health_v1.HealthCheckResponse_SERVING {
+		t.Fatalf("gzip health check: %v, %v", resp, err)
+	}
+	p, err := api.NewRegistryClient(conn).GetPackage(ctx, &api.GetPackageRequest{Name: "foo"}, grpc.UseCompressor(gzip.Name))
+	if err != nil || p.Name != "foo" {
+		t.Fatalf("gzip GetPackage: %v, %v", p, err)
 	}
 }

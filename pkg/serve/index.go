@@ -2,11 +2,14 @@ package serve
 
 import (
 	"cmp"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/opmkit/opm/internal/csvtypes"
 	"github.com/opmkit/opm/pkg/api"
@@ -37,6 +40,12 @@ type Index struct {
 	// templates holds each bundle's channel-independent api.Bundle, built
 	// on first use.
 	templates []atomic.Pointer[api.Bundle]
+	// materialising bounds the answers whose manifests and stub CSVs are
+	// made at the same time (see Objects).
+	materialising chan struct{}
+	// icons holds each package's icon as base64 (for stub CSVs), made on
+	// first use.
+	icons []atomic.Pointer[string]
 
 	closer  io.Closer // the data file, when the index owns it
 	cleanup string    // a temporary directory removed by Close
@@ -211,7 +220,16 @@ func (x *Index) Providers(gvk GVK) []int32 { return x.providers[gvk] }
 // Objects returns the manifests and csvJson of bundle b, as upstream serves
 // them: the objects as written (JSON) or converted (YAML), and the CSV
 // among them or the stub CSV made from olm.csv.metadata.
+//
+// At most [MaxMaterialising] calls make their objects at once; the others
+// wait their turn. A burst of calls (OLM's package server asks for every
+// channel head of every package at once) then needs the memory of a few
+// answers, not of all of them.
 func (x *Index) Objects(b *Bundle) (objects []string, csvJSON string, err error) {
+	if x.materialising != nil {
+		x.materialising <- struct{}{}
+		defer func() { <-x.materialising }()
+	}
 	if b.Objects.Len > 0 {
 		buf, err := x.read(b.Objects)
 		if err != nil {
@@ -231,10 +249,11 @@ func (x *Index) Objects(b *Bundle) (objects []string, csvJSON string, err error)
 			return nil, "", err
 		}
 		in := csvInputs{Name: b.Name, Version: b.SemVer}
-		if p, ok := x.Package(b.Package); ok {
+		if i, ok := x.byName[b.Package]; ok {
+			p := &x.packages[i]
 			in.PackageDescription = p.Description
 			if p.Icon != nil {
-				in.Icon = packageIcon(p.Icon.Data, p.Icon.MediaType)
+				in.Icon = &csvtypes.Icon{Data: x.icon(i), MediaType: p.Icon.MediaType}
 			}
 		}
 		for _, ri := range b.RelatedImages {
@@ -244,12 +263,23 @@ func (x *Index) Objects(b *Bundle) (objects []string, csvJSON string, err error)
 		if err != nil {
 			return nil, "", fmt.Errorf("bundle %q: %w", b.Name, err)
 		}
-		csvJSON = string(csv)
+		// csv is not used again: share its bytes rather than copy them.
+		csvJSON = unsafe.String(unsafe.SliceData(csv), len(csv))
 		if len(objects) == 0 {
 			objects = []string{csvJSON}
 		}
 	}
 	return objects, csvJSON, nil
+}
+
+// icon returns package i's icon data as base64, encoded once.
+func (x *Index) icon(i int32) string {
+	if s := x.icons[i].Load(); s != nil {
+		return *s
+	}
+	s := base64.StdEncoding.EncodeToString(x.packages[i].Icon.Data)
+	x.icons[i].CompareAndSwap(nil, &s)
+	return *x.icons[i].Load()
 }
 
 // CustomBlobs returns the custom-schema blobs (normalised JSON) of schema
@@ -265,6 +295,22 @@ func (x *Index) CustomBlobs(schema, pkg string) ([][]byte, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// MaxMaterialising is the number of answers whose objects are made at the
+// same time: the number of CPUs Go uses, at most 4 (making them is a few
+// milliseconds of CPU; more at once only holds more memory).
+func MaxMaterialising() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// CustomSchemas returns the (schema, package) pairs that have custom-schema
+// blobs, sorted; CustomBlobs returns each pair's blobs.
+func (x *Index) CustomSchemas() [][2]string {
+	keys := sortedCustomKeys(x.custom)
+	out := make([][2]string, len(keys))
+	for i, k := range keys {
+		out[i] = [2]string{k.Schema, k.Package}
+	}
+	return out
 }
 
 // maxSection bounds one read from the data file.
@@ -286,6 +332,8 @@ func (x *Index) read(s span) ([]byte, error) {
 
 // finish sorts what the builders filled in and derives the lookup maps.
 func (x *Index) finish() {
+	x.materialising = make(chan struct{}, MaxMaterialising())
+	x.icons = make([]atomic.Pointer[string], len(x.packages))
 	x.templates = make([]atomic.Pointer[api.Bundle], len(x.bundles))
 	x.byName = make(map[string]int32, len(x.packages))
 	for i, p := range x.packages {

@@ -11,9 +11,8 @@ import (
 	"slices"
 	"unsafe"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/opmkit/opm/internal/jsonscan"
+	"github.com/opmkit/opm/internal/yamlorjson"
 )
 
 // Bundle objects.
@@ -63,8 +62,8 @@ func appendBundleObject(dst, value []byte) (out []byte, ok bool, err error) {
 		raw = dst[len(dst)-len(v.Data):]
 		dst = dst[:len(dst)-len(v.Data)]
 	}
-	if !hasJSONPrefix(raw) {
-		j, err := yaml.YAMLToJSON(raw)
+	if !yamlorjson.HasJSONPrefix(raw) {
+		j, err := yamlorjson.ToJSON(raw)
 		if err != nil {
 			return dst[:start], true, fmt.Errorf("error converting YAML to JSON: %w", err)
 		}
@@ -78,13 +77,6 @@ func appendBundleObject(dst, value []byte) (out []byte, ok bool, err error) {
 	}
 	binary.LittleEndian.PutUint32(dst[start:], uint32(n))
 	return dst, true, nil
-}
-
-// hasJSONPrefix reports whether data starts, after whitespace, with '{'
-// (apimachinery's test for "already JSON").
-func hasJSONPrefix(data []byte) bool {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
 // firstCSV returns the index of the first ClusterServiceVersion among the

@@ -273,7 +273,7 @@ image: quay.io/p:v1
 properties:
 - {type: olm.package, value: {packageName: p, version: 1.0.0}}
 - {type: olm.bundle.object, value: {data: "%%%"}}
-`}, `parse properties for bundle "p.v1": parse property[1] of type "olm.bundle.object"`},
+`}, `read bundle objects: package "p", bundle "p.v1": parse property at index 1 as bundle object: illegal base64 data at input byte 0`},
 		"YAML object that does not convert": {map[string]string{"c.yaml": `---
 schema: olm.package
 name: p
@@ -291,7 +291,7 @@ image: quay.io/p:v1
 properties:
 - {type: olm.package, value: {packageName: p, version: 1.0.0}}
 - {type: olm.bundle.object, value: {data: ` + b64("a: [\n") + `}}
-`}, `package "p", bundle "p.v1": property[1] (olm.bundle.object): error converting YAML to JSON`},
+`}, `read bundle objects: package "p", bundle "p.v1": convert bundle object property at index 1 to JSON: yaml: line 1: did not find expected node content`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{}

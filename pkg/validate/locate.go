@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/opmkit/opm/internal/docpath"
 	"github.com/opmkit/opm/internal/jsonscan"
 )
 
@@ -31,54 +28,12 @@ type pathElem struct {
 }
 
 // parsePath splits an element path such as `entries[3].skips[1]` or
-// `properties[0].value."a.b"` into steps. It never fails: what does not
-// parse becomes a key.
+// `properties[0].value."a.b"` into steps (see docpath.Parse).
 func parsePath(p string) []pathElem {
-	var out []pathElem
-	for i := 0; i < len(p); {
-		switch c := p[i]; {
-		case c == '.':
-			i++
-		case c == '[':
-			j := strings.IndexByte(p[i:], ']')
-			if j < 0 {
-				out = append(out, pathElem{key: p[i:], index: -1})
-				return out
-			}
-			n, err := strconv.Atoi(p[i+1 : i+j])
-			if err != nil || n < 0 {
-				out = append(out, pathElem{key: p[i+1 : i+j], index: -1})
-			} else {
-				out = append(out, pathElem{index: n})
-			}
-			i += j + 1
-		case c == '"':
-			// A quoted label, as CUE writes keys that are not identifiers.
-			j := i + 1
-			for j < len(p) && p[j] != '"' {
-				if p[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(p) {
-				out = append(out, pathElem{key: p[i:], index: -1})
-				return out
-			}
-			k, err := strconv.Unquote(p[i : j+1])
-			if err != nil {
-				k = p[i+1 : j]
-			}
-			out = append(out, pathElem{key: k, index: -1})
-			i = j + 1
-		default:
-			j := i
-			for j < len(p) && p[j] != '.' && p[j] != '[' {
-				j++
-			}
-			out = append(out, pathElem{key: p[i:j], index: -1})
-			i = j
-		}
+	in := docpath.Parse(p)
+	out := make([]pathElem, len(in))
+	for i, e := range in {
+		out[i] = pathElem{key: e.Key, index: e.Index}
 	}
 	return out
 }
@@ -185,92 +140,14 @@ func skipJSONValue(data []byte, i int) int {
 	return len(data)
 }
 
-// locateYAML returns the 1-based line and column (in characters, as the
-// YAML parser counts them) in doc, one YAML document, of the node at path
-// or of the deepest step of path that exists, and how many steps were
-// found. It returns line 0 when doc does not parse.
+// locateYAML returns the 1-based line and column of the node at path in
+// doc, or of its deepest step that exists (see docpath.LocateYAML).
 func locateYAML(doc []byte, path []pathElem) (line, col, found int) {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(doc))
-	if err := dec.Decode(&root); err != nil {
-		return 0, 0, 0
+	elems := make([]docpath.Elem, len(path))
+	for i, e := range path {
+		elems[i] = docpath.Elem{Key: e.key, Index: e.index}
 	}
-	n := &root
-	if n.Kind == yaml.DocumentNode {
-		if len(n.Content) == 0 {
-			return 0, 0, 0
-		}
-		n = n.Content[0]
-	}
-	line, col = n.Line, n.Column
-	for found < len(path) {
-		next := yamlStep(deref(n), path[found], 0)
-		if next == nil {
-			break
-		}
-		n = next
-		line, col = n.Line, n.Column
-		found++
-	}
-	return line, col, found
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// yamlStep returns the child of n for step: the value of a key (exact
-// match, else case-insensitive; the last of duplicates; merge keys
-// followed) or an element of a sequence.
-func yamlStep(n *yaml.Node, step pathElem, depth int) *yaml.Node {
-	if depth > 10 {
-		return nil
-	}
-	switch n.Kind {
-	case yaml.SequenceNode:
-		if step.index >= 0 && step.index < len(n.Content) {
-			return n.Content[step.index]
-		}
-	case yaml.MappingNode:
-		if step.index >= 0 {
-			return nil
-		}
-		var exact, folded *yaml.Node
-		var merges []*yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			switch {
-			case k.Kind == yaml.ScalarNode && k.Tag == "!!merge":
-				merges = append(merges, v)
-			case k.Kind == yaml.ScalarNode && k.Value == step.key:
-				exact = v
-			case k.Kind == yaml.ScalarNode && strings.EqualFold(k.Value, step.key):
-				folded = v
-			}
-		}
-		if exact != nil {
-			return exact
-		}
-		if folded != nil {
-			return folded
-		}
-		for _, m := range merges {
-			m = deref(m)
-			targets := []*yaml.Node{m}
-			if m.Kind == yaml.SequenceNode {
-				targets = m.Content
-			}
-			for _, t := range targets {
-				if v := yamlStep(deref(t), step, depth+1); v != nil {
-					return v
-				}
-			}
-		}
-	}
-	return nil
+	return docpath.LocateYAML(doc, elems)
 }
 
 // lineCol returns the 1-based line and byte column of offset off in data,
@@ -283,25 +160,6 @@ func lineCol(data []byte, off, line, col int) (int, int) {
 		return line, col + off
 	}
 	return line + nl, off - bytes.LastIndexByte(before, '\n')
-}
-
-// byteColumn turns a character column of line (1-based) of doc into a
-// byte column.
-func byteColumn(doc []byte, line, col int) int {
-	start := 0
-	for l := 1; l < line; l++ {
-		i := bytes.IndexByte(doc[start:], '\n')
-		if i < 0 {
-			return col
-		}
-		start += i + 1
-	}
-	b := start
-	for c := 1; c < col && b < len(doc) && doc[b] != '\n'; c++ {
-		_, size := utf8.DecodeRune(doc[b:])
-		b += size
-	}
-	return b - start + 1
 }
 
 // locate moves every finding about an element of a blob from the blob's
@@ -350,7 +208,7 @@ func (t blobText) locate(path []pathElem) (line, col int, ok bool) {
 		if l == 0 || found == 0 {
 			return 0, 0, false
 		}
-		return t.line + l - 1, byteColumn(t.data, l, c), true
+		return t.line + l - 1, docpath.ByteColumn(t.data, l, c), true
 	}
 	off, found := locateJSON(t.data, path)
 	if found == 0 {

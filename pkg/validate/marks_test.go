@@ -118,7 +118,9 @@ func TestRules(t *testing.T) {
 		}
 	}
 	for _, r := range Rules {
-		if !covered[r.Code] && !internalCodes[r.Code] {
+		// the CRD upgrade rules need bundle manifests: pkg/crd's tests and
+		// cmd/opm's crd_*.txtar scripts cover them
+		if !covered[r.Code] && !internalCodes[r.Code] && !strings.HasPrefix(r.Code, CRDCodePrefix) {
 			t.Errorf("rule %s has no test case in testdata/rules", r.Code)
 		}
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	// Dependencies, when set, resolves every channel head's dependencies
 	// (CheckDependencies).
 	Dependencies *DependencyOptions
+	// CRDUpgrades, when set, checks the CRDs of every upgrade edge
+	// (crdupgrade.go).
+	CRDUpgrades *CRDUpgradeOptions
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -142,6 +145,15 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 					return
 				}
 				results[i] = checkGroup(g, sc)
+				if opts.CRDUpgrades != nil {
+					fs, err := g.crdUpgradeChecks(ctx, opts.CRDUpgrades)
+					if err != nil {
+						errs[w] = err
+						next.Store(int64(len(names)))
+						return
+					}
+					results[i].other = append(results[i].other, fs...)
+				}
 			}
 		}()
 	}

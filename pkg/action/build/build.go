@@ -15,13 +15,18 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/opmkit/opm/internal/buildinfo"
 	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/action/dockerfile"
+	"github.com/opmkit/opm/pkg/action/manifests"
+	serveaction "github.com/opmkit/opm/pkg/action/serve"
 	"github.com/opmkit/opm/pkg/bundle"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
@@ -75,7 +80,7 @@ type Options struct {
 type CatalogOptions struct {
 	Options
 	// BaseImage is the base image ("" = dockerfile.DefaultImage; "scratch"
-	// for none).
+	// for none; BaseSelf for an opm image made of the running executable).
 	BaseImage string
 	// ExtraLabels are key=value labels, as `opm generate dockerfile`
 	// takes them.
@@ -84,7 +89,33 @@ type CatalogOptions struct {
 	SkipValidate bool
 	// Cmd, when not nil, replaces the command the Dockerfile sets.
 	Cmd []string
+	// ServeCache says whether to pre-build the serve cache into the image
+	// at CacheDir (nil: yes, unless the base is scratch); see
+	// ServeCacheResult.
+	ServeCache *bool
+	// Manifests, when set, is a directory that receives a CatalogSource
+	// and a ClusterCatalog for the image (catalogsource.yaml,
+	// clustercatalog.yaml), naming it by digest at its first registry
+	// destination.
+	Manifests string
+	// ManifestOptions tune them (Image is set here).
+	ManifestOptions manifests.Options
+	// Warn receives warnings (nil = dropped): what the image's server will
+	// not use.
+	Warn func(string)
 }
+
+// BaseSelf is the base image made of the running opm executable (for its
+// own platform): no registry is needed to build an image that serves with
+// this opm.
+const BaseSelf = "self"
+
+// CacheDir is where catalog images keep their pre-built serve cache: this
+// opm's own (opm-serve/) and upstream's JSON cache (cache/ and digest),
+// which OLM's extractContent pods can copy out with
+// grpcPodConfig.extractContent.cacheDir. It is outside /tmp, which pods
+// often mount as an empty volume.
+const CacheDir = "/var/cache/opm"
 
 // BundleOptions describe `opm build bundle`.
 type BundleOptions struct {
@@ -106,6 +137,25 @@ type Result struct {
 	// Destinations are the tags written, in order.
 	Destinations []string `json:"destinations"`
 	// Layer describes the layer built from the directory.
+	Layer Layer `json:"layer"`
+	// ServeCache describes the pre-built serve cache (nil when there is
+	// none).
+	ServeCache *ServeCacheResult `json:"serveCache,omitempty"`
+	// Manifests are the files written for --manifests.
+	Manifests []string `json:"manifests,omitempty"`
+}
+
+// ServeCacheResult describes the serve cache built into a catalog image.
+type ServeCacheResult struct {
+	// Dir is where it is in the image (CacheDir).
+	Dir string `json:"dir"`
+	// JSONDigest is the integrity digest of upstream's JSON cache
+	// (cache/ and digest), which upstream's `opm serve` checks.
+	JSONDigest string `json:"jsonDigest"`
+	// OpmServe reports whether this opm's own cache (opm-serve/) is
+	// included: only when the image's opm is this very version.
+	OpmServe bool `json:"opmServe"`
+	// Layer describes the cache's layer.
 	Layer Layer `json:"layer"`
 }
 
@@ -199,7 +249,8 @@ func checkDir(dir string) error {
 }
 
 // RunCatalog validates the catalog of opts.Dir (unless SkipValidate),
-// builds its image on the base image and writes it to every tag.
+// builds its image on the base image, with the pre-built serve cache, and
+// writes it to every tag (and the manifests, when asked).
 func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 	c, err := opts.parse()
 	if err != nil {
@@ -218,8 +269,33 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 	if baseRef == "" {
 		baseRef = dockerfile.DefaultImage
 	}
-	if baseRef == "scratch" && opts.Cmd != nil {
+	scratch := baseRef == "scratch"
+	if scratch && opts.Cmd != nil {
 		return nil, usagef("a scratch image runs nothing: --cmd needs a base image")
+	}
+	serveCache := !scratch
+	if opts.ServeCache != nil {
+		serveCache = *opts.ServeCache
+	}
+	var manifestDest *image.Destination
+	if opts.Manifests != "" {
+		for i := range c.dests {
+			if c.dests[i].Transport == image.Remote {
+				manifestDest = &c.dests[i]
+				break
+			}
+		}
+		if manifestDest == nil {
+			return nil, usagef("--manifests needs a registry destination (-t HOST/REPO[:TAG]): the manifests name the image where a cluster pulls it")
+		}
+		if !opts.Overwrite {
+			for _, f := range manifestFiles {
+				p := filepath.Join(opts.Manifests, f)
+				if _, err := os.Lstat(p); err == nil {
+					return nil, fmt.Errorf("%s already exists (use --overwrite to replace it)", p)
+				}
+			}
+		}
 	}
 	if err := checkDir(opts.Dir); err != nil {
 		return nil, err
@@ -228,6 +304,10 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 		if err := validateCatalog(ctx, opts.Dir); err != nil {
 			return nil, fmt.Errorf("%w\n(no image built; use --skip-validate to build one anyway)", err)
 		}
+	}
+	warn := opts.Warn
+	if warn == nil {
+		warn = func(string) {}
 	}
 	s := opts.session()
 	defer s.Close()
@@ -245,28 +325,195 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 		Limits:    opts.Registry.Limits,
 	}
 	res := &Result{}
-	if baseRef != "scratch" {
+	// baseServeCache is the serve cache identity of the base's opm, when
+	// it is this toolkit's.
+	var baseServeCache string
+	switch baseRef {
+	case "scratch":
+	case BaseSelf:
+		self, err := selfImage(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		defer self.Close()
+		co.Base = self.AsBase(BaseSelf)
+		baseServeCache = serveaction.CacheIdentity()
+		res.Base, res.BaseDigest = BaseSelf, self.Digest.String()
+	default:
 		base, err := s.OpenBase(ctx, baseRef, c.platforms)
 		if err != nil {
 			return nil, fmt.Errorf("base image: %w", err)
 		}
 		defer base.Close()
 		co.Base = base
-		co.Entrypoint, co.Cmd = dockerfile.Entrypoint(), dockerfile.Cmd()
-		if opts.Cmd != nil {
-			co.Cmd = opts.Cmd
-		}
+		baseServeCache = serveCacheLabel(base)
 		if r, err := image.ParseReference(baseRef, opts.Registry.UseHTTP); err == nil && r.Transport == image.Remote {
 			co.BaseName = strings.TrimPrefix(baseRef, "docker://")
 		}
 		res.Base, res.BaseDigest = baseRef, base.Digest.String()
+	}
+	if !scratch {
+		co.Entrypoint, co.Cmd = dockerfile.Entrypoint(), dockerfile.Cmd()
+		if serveCache {
+			co.Cmd = []string{"serve", imagebuild.ConfigsDir, "--cache-dir=" + CacheDir}
+		}
+		if opts.Cmd != nil {
+			co.Cmd = opts.Cmd
+		}
+	}
+	if serveCache {
+		sc, layer, err := buildServeCache(ctx, opts, c, baseServeCache, scratch, warn)
+		if err != nil {
+			return nil, err
+		}
+		co.Extra = []imagebuild.ExtraLayer{{Layer: layer, CreatedBy: "COPY cache " + CacheDir + " # opm build catalog: the serve cache"}}
+		res.ServeCache = sc
 	}
 	built, err := imagebuild.Catalog(ctx, co)
 	if err != nil {
 		return nil, err
 	}
 	defer built.Close()
-	return finish(ctx, s, opts.Options, c, built, res)
+	if res, err = finish(ctx, s, opts.Options, c, built, res); err != nil {
+		return nil, err
+	}
+	if manifestDest != nil {
+		if err := writeManifests(opts, *manifestDest, res, serveCache, scratch); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// manifestFiles are the files --manifests writes.
+var manifestFiles = []string{"catalogsource.yaml", "clustercatalog.yaml"}
+
+// writeManifests writes a CatalogSource and a ClusterCatalog for the image
+// at dest, named by digest, into opts.Manifests. A scratch image is served
+// by OLM's own opm: its CatalogSource uses extractContent, with the
+// pre-built cache when the image has one.
+func writeManifests(opts CatalogOptions, dest image.Destination, res *Result, serveCache, scratch bool) error {
+	mo := opts.ManifestOptions
+	repo := strings.TrimPrefix(dest.Raw, "docker://")
+	if r, err := name.ParseReference(repo, name.WeakValidation); err == nil {
+		repo = r.Context().Name()
+	}
+	mo.Image = repo + "@" + res.Digest
+	if scratch {
+		mo.ExtractContent = true
+		if serveCache && mo.CacheDir == "" {
+			mo.CacheDir = CacheDir
+		}
+	}
+	if err := os.MkdirAll(opts.Manifests, 0o755); err != nil {
+		return err
+	}
+	for i, gen := range []func(manifests.Options) ([]byte, error){manifests.CatalogSource, manifests.ClusterCatalog} {
+		data, err := gen(mo)
+		if err != nil {
+			var ue *manifests.UsageError
+			if errors.As(err, &ue) {
+				return &UsageError{Err: fmt.Errorf("--manifests: %w", err)}
+			}
+			return err
+		}
+		p := filepath.Join(opts.Manifests, manifestFiles[i])
+		if err := replaceFile(p, data); err != nil {
+			return err
+		}
+		res.Manifests = append(res.Manifests, p)
+	}
+	return nil
+}
+
+// selfImage builds the opm image of the running executable, for its own
+// platform, which must be among those asked for.
+func selfImage(ctx context.Context, c common) (*imagebuild.Built, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("base image self: %w", err)
+	}
+	p := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	if len(c.platforms) > 0 {
+		ok := false
+		for _, want := range c.platforms {
+			ok = ok || p.Satisfies(want)
+		}
+		if !ok {
+			return nil, usagef("base image self is this opm, for %s only: --platform asks for %s", p, platformNames(c.platforms))
+		}
+	}
+	bi := buildinfo.Get()
+	self, err := OpmImage(ctx, OpmImageOptions{
+		Binaries: []imagebuild.Binary{{Platform: p, Path: exe}},
+		Version:  bi.Version,
+		Revision: bi.GitCommit,
+		Created:  c.created,
+		ModTime:  c.epoch,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("base image self: %w", err)
+	}
+	return self, nil
+}
+
+func platformNames(ps []v1.Platform) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return strings.Join(out, ", ")
+}
+
+// serveCacheLabel returns the serve cache identity every image of the base
+// carries in its imagebuild.LabelServeCache label, or "" when they do not
+// all carry the same.
+func serveCacheLabel(base *image.Base) string {
+	id := ""
+	for i, bi := range base.Images {
+		var v string
+		if bi.Config != nil {
+			v = bi.Config.Config.Labels[imagebuild.LabelServeCache]
+		}
+		if i > 0 && v != id {
+			return ""
+		}
+		id = v
+	}
+	return id
+}
+
+// buildServeCache indexes the catalog and builds the layer holding the
+// serve cache at CacheDir: upstream's JSON cache always, this opm's own
+// when the base's opm is this very version.
+func buildServeCache(ctx context.Context, opts CatalogOptions, c common, baseServeCache string, scratch bool, warn func(string)) (*ServeCacheResult, *imagebuild.Layer, error) {
+	ours := baseServeCache != "" && baseServeCache == serveaction.CacheIdentity()
+	if !scratch && !ours {
+		if baseServeCache != "" {
+			warn(fmt.Sprintf("the base image's opm writes serve caches %q, this opm %q: the image gets upstream's JSON cache only, and its opm will index the catalog when it starts (build with the opm of the base image, or use --base-image self)", baseServeCache, serveaction.CacheIdentity()))
+		}
+	}
+	tmp, err := os.MkdirTemp("", "opm-build-cache-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "cache")
+	ic, err := serveaction.BuildImageCache(ctx, serveaction.ImageCacheOptions{
+		Catalog:  opts.Dir,
+		Dir:      dir,
+		OpmServe: ours,
+		Created:  c.epoch,
+		Mode:     imagebuild.LayerMode,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("pre-building the serve cache: %w\n(no image built; use --serve-cache=false to build one without it)", err)
+	}
+	layer, err := imagebuild.BuildLayer(ctx, dir, []imagebuild.Tree{{Src: ".", Dst: CacheDir}}, imagebuild.LayerOptions{ModTime: c.epoch, Limits: opts.Registry.Limits})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &ServeCacheResult{Dir: CacheDir, JSONDigest: ic.JSONDigest, OpmServe: ic.OpmServe, Layer: layerResult(layer)}, layer, nil
 }
 
 // RunBundle renders the bundle of opts.Dir (to prove it parses), builds
@@ -306,11 +553,7 @@ func finish(ctx context.Context, s *image.Session, o Options, c common, built *i
 	res.Digest = built.Digest.String()
 	res.MediaType = string(built.MediaType)
 	res.Platforms = built.Platforms()
-	l := built.Layer
-	d, _ := l.Digest()
-	id, _ := l.DiffID()
-	size, _ := l.Size()
-	res.Layer = Layer{Digest: d.String(), DiffID: id.String(), Size: size, UncompressedSize: l.UncompressedSize(), Files: l.Files()}
+	res.Layer = layerResult(built.Layer)
 	for _, dst := range c.dests {
 		if err := s.Write(ctx, dst, built.Artifact, image.WriteOptions{Overwrite: o.Overwrite, ModTime: c.epoch}); err != nil {
 			if errors.Is(err, fs.ErrExist) {
@@ -326,6 +569,13 @@ func finish(ctx context.Context, s *image.Session, o Options, c common, built *i
 		}
 	}
 	return res, nil
+}
+
+func layerResult(l *imagebuild.Layer) Layer {
+	d, _ := l.Digest()
+	id, _ := l.DiffID()
+	size, _ := l.Size()
+	return Layer{Digest: d.String(), DiffID: id.String(), Size: size, UncompressedSize: l.UncompressedSize(), Files: l.Files()}
 }
 
 // validateCatalog loads the catalog through an os.Root and checks it with

@@ -397,7 +397,10 @@ func TestDockerfileVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := CatalogOptions{Options: Options{Dir: filepath.Join(c, "input"), Registry: render.RegistryOptions{CacheDir: t.TempDir()}}, BaseImage: dockerfile.DefaultImage}
+			// Without the serve cache, the image is the Dockerfile's (with
+			// it, the command serves from the cache: TestServeCache).
+			noCache := false
+			opts := CatalogOptions{Options: Options{Dir: filepath.Join(c, "input"), Registry: render.RegistryOptions{CacheDir: t.TempDir()}}, BaseImage: dockerfile.DefaultImage, ServeCache: &noCache}
 			list := strings.Split(strings.TrimSpace(string(args)), "\n")
 			for i := 0; i < len(list); i++ {
 				switch list[i] {
@@ -598,8 +601,14 @@ func TestMultiArchBase(t *testing.T) {
 		bl, _ := bases[plats[i].String()].Layers()
 		l0, _ := ls[0].Digest()
 		b0, _ := bl[0].Digest()
-		if len(ls) != 2 || l0 != b0 {
-			t.Errorf("image %d is not on its platform's base", i)
+		if len(ls) != 3 || l0 != b0 {
+			t.Errorf("image %d is not on its platform's base with the catalog and the serve cache", i)
+		}
+		// The catalog and the cache layers are shared by every platform.
+		for j := 1; j < len(ls) && j < 3; j++ {
+			if d, _ := ls[j].Digest(); d.String() != []string{"", res.Layer.Digest, res.ServeCache.Layer.Digest}[j] {
+				t.Errorf("image %d: layer %d is %s", i, j, d)
+			}
 		}
 		// Each platform renders as the directory does.
 		got, err := renderJSON(t, render.Options{Refs: []string{ref}, Registry: render.RegistryOptions{CacheDir: reg0.CacheDir, Platform: plats[i].String()}})

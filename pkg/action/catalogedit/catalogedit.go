@@ -42,6 +42,9 @@ type Result struct {
 	// Problems are the errors the catalog had before the edit (only
 	// with Force).
 	Problems []ce.Problem `json:"problemsBefore,omitempty"`
+	// UnsafeCRDUpgrades are the new upgrade edges with unsafe CRD changes
+	// the edit made anyway (promote and add-bundle with Force).
+	UnsafeCRDUpgrades []CRDEdge `json:"unsafeCRDUpgrades,omitempty"`
 }
 
 // File is one file the edit changes.
@@ -93,6 +96,12 @@ type edit func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error)
 
 // run opens, checks, edits, checks again and writes (or diffs).
 func run(ctx context.Context, op string, opts Common, do edit) (*Result, error) {
+	return runChecked(ctx, op, opts, do, nil)
+}
+
+// runChecked is run; with crds set, the upgrade edges the edit creates are
+// checked for unsafe CRD changes (crdcheck.go).
+func runChecked(ctx context.Context, op string, opts Common, do edit, crds *crdCheck) (*Result, error) {
 	if opts.Catalog == "" {
 		opts.Catalog = "."
 	}
@@ -145,6 +154,16 @@ func run(ctx context.Context, op string, opts Common, do edit) (*Result, error) 
 	}
 	if len(bad) > 0 {
 		return nil, &InvalidError{Catalog: opts.Catalog, Problems: bad}
+	}
+	if crds != nil && !cat.Template {
+		unsafe, err := crds.newUnsafeEdges(ctx, cat.Config, cfg, cat.TouchedPackages())
+		if err != nil {
+			return nil, err
+		}
+		if len(unsafe) > 0 && !opts.Force {
+			return nil, &UnsafeCRDError{Catalog: opts.Catalog, Edges: unsafe}
+		}
+		res.UnsafeCRDUpgrades = unsafe
 	}
 	for _, ch := range changes {
 		f := File{Path: ch.Display, Action: ch.Action}

@@ -8,7 +8,11 @@ import (
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/pkg/action"
 	ce "github.com/opmkit/opm/pkg/catalogedit"
+	"github.com/opmkit/opm/pkg/crd"
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/render"
 )
@@ -29,9 +33,9 @@ type PromoteOptions struct {
 // channel's head (or, for a bundle older than the head, letting the head
 // skip it).
 func Promote(ctx context.Context, opts PromoteOptions) (*Result, error) {
-	return run(ctx, "promote", opts.Common, func(_ context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+	return runChecked(ctx, "promote", opts.Common, func(_ context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
 		return nil, c.Promote(opts.Package, opts.Bundle, opts.Channel, opts.Edges, opts.Create)
-	})
+	}, &crdCheck{})
 }
 
 // SetDefaultChannelOptions configure SetDefaultChannel.
@@ -79,7 +83,8 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 	if err := opts.Edges.Check(); err != nil {
 		return nil, err
 	}
-	return run(ctx, "add-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+	crds := &crdCheck{}
+	return runChecked(ctx, "add-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
 		if c.Template {
 			if st, err := os.Stat(opts.Ref); err == nil && st.IsDir() {
 				return nil, fmt.Errorf("a basic template lists bundle images; %s is a directory (push it and add its image)", opts.Ref)
@@ -99,6 +104,13 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 		if opts.Image != "" {
 			cfg.Bundles[0].Image = opts.Image
 		}
+		if cfg.Bundles[0].Image == "" {
+			return nil, noImageError(opts.Ref, &cfg.Bundles[0])
+		}
+		// its CRDs, before a migration to olm.csv.metadata drops them
+		if b, ok, err := crd.FromDeclcfg(&cfg.Bundles[0], nil); err == nil && ok {
+			crds.extra = map[string]*crd.Bundle{cfg.Bundles[0].Name: b}
+		}
 		level := opts.MigrateLevel
 		if level == "" && c.UsesCSVMetadata(cfg.Bundles[0].Package) {
 			level = migrations.LevelBundleObjectToCSVMetadata
@@ -109,7 +121,18 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 			}
 		}
 		return nil, c.AddBundle(cfg.Bundles[0], opts.Channels, opts.Edges, opts.Create)
-	})
+	}, crds)
+}
+
+// noImageError refuses a bundle directory given without an image: a
+// catalog's bundle names the image OLM pulls it from, and an empty image
+// would validate (the bundle carries its objects) yet not install.
+func noImageError(ref string, b *declcfg.Bundle) error {
+	example := "quay.io/example/" + b.Package + "-bundle:v1.0.0"
+	if v, err := graph.BundleVersion(b); err == nil {
+		example = fmt.Sprintf("quay.io/example/%s-bundle:v%s", b.Package, v)
+	}
+	return action.Usagef("%s is a bundle directory, which has no image reference: an image reference is required (the image OLM will pull bundle %s from, once pushed); give it with --image, e.g. --image %s", ref, b.Name, example)
 }
 
 // RemoveBundleOptions configure RemoveBundle.

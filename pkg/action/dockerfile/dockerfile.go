@@ -5,8 +5,6 @@
 package dockerfile
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/opmkit/opm/internal/fsutil"
 )
 
 // DefaultImage is upstream's default base and builder image.
@@ -191,49 +191,6 @@ func CheckRoot(root string) error {
 // is written to a temporary file in the same directory, which is then
 // hard-linked to path, so a reader never sees a partial file and an
 // existing file is never replaced, even one created meanwhile.
-func WriteNew(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(suffix[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return fmt.Errorf("creating %q: %w", path, err)
-	}
-	defer func() {
-		if f != nil {
-			_ = f.Close()
-		}
-		_ = os.Remove(tmp)
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	cerr := f.Close()
-	f = nil
-	if cerr != nil {
-		return fmt.Errorf("writing %q: %w", path, cerr)
-	}
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("path %q: %w", path, fs.ErrExist)
-		}
-		// The file system may not support hard links: fall back to a
-		// check followed by a rename.
-		if err := EnsureNotExist(path); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("writing %q: %w", path, err)
-		}
-	}
-	return nil
+func WriteNew(path string, data []byte) error {
+	return fsutil.WriteFile(path, data, 0o666, false)
 }

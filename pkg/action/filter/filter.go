@@ -25,7 +25,11 @@ type Options struct {
 	// kept, with the settings of All.
 	Packages   []compose.PackageSelection
 	ConfigFile string
-	All        compose.PackageSelection
+	// ConfigCatalog, when set, chooses the configuration's
+	// mirror.operators[] entry by its catalog field; otherwise the entry
+	// for Catalog is used, or the only one.
+	ConfigCatalog string
+	All           compose.PackageSelection
 
 	// OutputDir, when set, receives the result as one directory per
 	// package; Force allows replacing a non-empty one. Otherwise the
@@ -60,7 +64,7 @@ func Run(ctx context.Context, opts Options) (*compose.FilterResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("configuration: %w", err)
 		}
-		sels, err = compose.ParseFilterConfig(f, opts.Catalog)
+		sels, err = compose.ParseFilterConfig(f, opts.Catalog, opts.ConfigCatalog)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("configuration %s: %w", opts.ConfigFile, err)

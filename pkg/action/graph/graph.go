@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/opmkit/opm/pkg/action"
+	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/declcfg"
 	gr "github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/render"
@@ -376,6 +377,10 @@ type PathOptions struct {
 // PathResult holds one path per channel (classic) or one path (v1).
 type PathResult struct {
 	Paths []*gr.Path
+	// CRD holds the CRD check of each step (by path, then step; nil when
+	// either bundle carries no olm.bundle.object properties). PathIn
+	// leaves it empty.
+	CRD [][]*crd.BundleReport
 }
 
 // Path walks the upgrades from opts.From. A path that does not reach its
@@ -389,12 +394,21 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 	if opts.From == "" && opts.FromBundle == "" {
 		return nil, errNoFrom
 	}
-	_, g, err := load(ctx, opts.Options)
+	cfg, g, err := load(ctx, opts.Options)
 	if err != nil {
 		return nil, err
 	}
 	po.Context = ctx // a long walk stops at a signal
-	return pathIn(g, opts, po)
+	res, err := pathIn(g, opts, po)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Paths) > 0 {
+		if res.CRD, err = checkSteps(ctx, cfg, res.Paths[0].Package, res.Paths); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // PathIn is [Path] on a graph already built (by a caller that keeps the
@@ -454,6 +468,42 @@ func pathIn(g *gr.Graph, opts PathOptions, po gr.PathOptions) (*PathResult, erro
 	return &PathResult{Paths: paths}, nil
 }
 
+// checkSteps checks the CRDs of every step whose two bundles carry
+// olm.bundle.object properties (pkg/crd).
+func checkSteps(ctx context.Context, cfg *declcfg.DeclarativeConfig, pkg string, paths []*gr.Path) ([][]*crd.BundleReport, error) {
+	k := &crd.Checker{Bundles: map[string]*crd.Bundle{}}
+	cache := &crd.Cache{}
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		if b.Package != pkg {
+			continue
+		}
+		if cb, ok, err := crd.FromDeclcfg(b, cache); err == nil && ok {
+			k.Bundles[b.Name] = cb
+		}
+	}
+	out := make([][]*crd.BundleReport, len(paths))
+	for i, p := range paths {
+		out[i] = make([]*crd.BundleReport, len(p.Steps))
+		for j, s := range p.Steps {
+			r, err := k.Check(ctx, s.From.Name, s.To.Name)
+			if err != nil {
+				return nil, err
+			}
+			out[i][j] = r
+		}
+	}
+	return out, nil
+}
+
+// stepCRD returns the CRD check of step j of path i, or nil.
+func (r *PathResult) stepCRD(i, j int) *crd.BundleReport {
+	if i < len(r.CRD) && j < len(r.CRD[i]) {
+		return r.CRD[i][j]
+	}
+	return nil
+}
+
 // Reached reports whether every path reached its target.
 func (r *PathResult) Reached() bool {
 	for _, p := range r.Paths {
@@ -473,6 +523,16 @@ type StepJSON struct {
 	// Note explains an OLM v1 step between versions equal but for their
 	// release.
 	Note string `json:"note,omitempty"`
+	// CRD is the check of the step's CRDs, when both bundles carry them.
+	CRD *StepCRDJSON `json:"crd,omitempty"`
+}
+
+// StepCRDJSON is the CRD check of a step: whether it is safe, who
+// refuses it, and its unsafe changes.
+type StepCRDJSON struct {
+	Safe      bool         `json:"safe"`
+	RefusedBy []string     `json:"refusedBy"`
+	Changes   []crd.Change `json:"changes"`
 }
 
 // PathJSON is one path in the -o json form.
@@ -498,12 +558,50 @@ func (r *PathResult) JSON() PathsJSON {
 	for _, p := range r.Paths {
 		pj := PathJSON{Package: p.Package, Semantics: p.Semantics, Channels: p.Channels, From: installedJSON(p.From),
 			To: nodeJSON(p.End()), Reached: p.Reached, Reason: p.Reason, Steps: []StepJSON{}}
-		for _, s := range p.Steps {
-			pj.Steps = append(pj.Steps, StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges), Note: s.Note})
+		for j, s := range p.Steps {
+			sj := StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges), Note: s.Note}
+			if c := r.stepCRD(len(out.Paths), j); c != nil {
+				u := c.Unsafe()
+				sj.CRD = &StepCRDJSON{Safe: len(u) == 0, RefusedBy: c.Refused().List(), Changes: u}
+				if sj.CRD.Changes == nil {
+					sj.CRD.Changes = []crd.Change{}
+				}
+			}
+			pj.Steps = append(pj.Steps, sj)
 		}
 		out.Paths = append(out.Paths, pj)
 	}
 	return out
+}
+
+// maxStepChanges bounds the CRD changes printed under one step.
+const maxStepChanges = 5
+
+// writeStepCRD marks an unsafe step, with its changes.
+func writeStepCRD(w io.Writer, r *crd.BundleReport) {
+	if r == nil {
+		return
+	}
+	u := r.Unsafe()
+	if len(u) == 0 {
+		return
+	}
+	who := "neither OLM refuses it"
+	if ref := r.Refused(); ref != 0 {
+		who = "refused by " + ref.String()
+	}
+	fmt.Fprintf(w, "     UNSAFE CRD upgrade (%s):\n", who)
+	for k, c := range u {
+		if k == maxStepChanges {
+			fmt.Fprintf(w, "       ... and %d more (opm crd diff shows them all)\n", len(u)-maxStepChanges)
+			break
+		}
+		v := ""
+		if c.Version != "" {
+			v = " " + c.Version
+		}
+		fmt.Fprintf(w, "       %s%s: %s [%s]\n", c.CRD, v, c.Message, c.Rule)
+	}
 }
 
 // WriteText writes the paths, one step a line, for people.
@@ -529,6 +627,7 @@ func (r *PathResult) WriteText(w io.Writer) error {
 				fmt.Fprintf(w, "; %s", s.Note)
 			}
 			fmt.Fprintln(w, ")")
+			writeStepCRD(w, r.stepCRD(i, j))
 		}
 		if len(p.Steps) == 0 {
 			fmt.Fprintln(w, "  no upgrade")

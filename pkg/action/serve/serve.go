@@ -78,11 +78,20 @@ type Options struct {
 	// MemoryLimit is the soft memory limit (debug.SetMemoryLimit) while
 	// serving: bursts of calls (many ListBundles at once) allocate fast,
 	// and the limit makes the collector keep up instead of letting the
-	// heap balloon. 0 means max(64 MiB, 4 x the heap the index uses); a
+	// heap balloon. 0 means max(MinMemoryLimit, 4 x the heap the index
+	// uses); a
 	// negative value sets none (as does a GOMEMLIMIT environment
 	// variable).
 	MemoryLimit int64
 }
+
+// MinMemoryLimit is the least soft memory limit serving runs with. OLM
+// asks 50Mi for a catalog pod; about 21 MiB of it are the executable's own
+// pages (which the Go runtime does not count), so the runtime's share is
+// kept below 24 MiB: with at most serve.MaxMaterialising answers made at
+// once, OLM's whole call pattern on the largest conformance catalog then
+// peaks at about 44 MiB of RSS (docs/benchmarks.md).
+const MinMemoryLimit = 24 << 20
 
 // DefaultBuildGCPercent is the GOGC used while building the index.
 const DefaultBuildGCPercent = 30
@@ -187,7 +196,7 @@ func servingMemoryLimit(limit int64) int64 {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return max(64<<20, 4*int64(ms.HeapAlloc))
+	return max(MinMemoryLimit, 4*int64(ms.HeapAlloc))
 }
 
 // resolveCatalog returns the catalog directory for opts.Ref, pulling and
@@ -243,12 +252,33 @@ func extractCatalogImage(ctx context.Context, ref, tmp string, reg render.Regist
 
 // cacheMeta is what a cache of this build must say about itself.
 func cacheMeta(digest string, http bool) serve.CacheMeta {
+	return serve.CacheMeta{Format: serve.CacheFormat, OpmVersion: opmVersion(), Digest: digest, HTTP: http}
+}
+
+// opmVersion is how a cache names the opm that wrote it: the version, and
+// the commit when known.
+func opmVersion() string {
 	bi := buildinfo.Get()
-	v := bi.Version
-	if bi.GitCommit != "" {
-		v += "+" + bi.GitCommit
+	return versionOf(bi.Version, bi.GitCommit)
+}
+
+func versionOf(version, commit string) string {
+	if commit != "" {
+		return version + "+" + commit
 	}
-	return serve.CacheMeta{Format: serve.CacheFormat, OpmVersion: v, Digest: digest, HTTP: http}
+	return version
+}
+
+// CacheIdentity names the serve caches this opm loads: its cache format
+// and version. An opm image carries it in its imagebuild.LabelServeCache
+// label, so that a catalog image built on it gets a cache its server
+// loads only when the builder's identity is the same.
+func CacheIdentity() string { return serve.CacheFormat + " " + opmVersion() }
+
+// CacheIdentityOf is CacheIdentity for the opm of this source tree built
+// with the given version and commit (as the Makefile stamps them).
+func CacheIdentityOf(version, commit string) string {
+	return serve.CacheFormat + " " + versionOf(version, commit)
 }
 
 // index builds the index of dir, or loads it from the cache.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/opmkit/opm/pkg/crd/crdsource"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
 	"github.com/opmkit/opm/pkg/validate"
@@ -49,6 +50,13 @@ type Options struct {
 	WriteBaseline string
 	// NoConfig skips the catalog directory's validate.ConfigFile.
 	NoConfig bool
+	// CheckCRDUpgrades checks the CRDs of every upgrade edge (pkg/crd)
+	// of the bundles that carry olm.bundle.object properties.
+	CheckCRDUpgrades bool
+	// PullBundles also pulls the images of bundles without them (catalogs
+	// with olm.csv.metadata) to read their CRDs; it implies
+	// CheckCRDUpgrades.
+	PullBundles bool
 }
 
 // Result is what Run found, and what it did with the options.
@@ -114,6 +122,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 		vopts.Dependencies.Budget = opts.SolverBudget
+	}
+	if opts.CheckCRDUpgrades || opts.PullBundles {
+		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{}
+		if opts.PullBundles {
+			p := &crdsource.Puller{Registry: opts.Registry, Progress: opts.Registry.Progress}
+			vopts.CRDUpgrades.Pull = p.Bundles
+		}
 	}
 	res, err := validateInput(ctx, opts, vopts)
 	if err != nil {

@@ -91,8 +91,9 @@ func usage(err error) error {
 func newCatalogCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	f := &flags{}
 	var (
-		opts    build.CatalogOptions
-		cmdJSON string
+		opts       build.CatalogOptions
+		cmdJSON    string
+		serveCache bool
 	)
 	cmd := &cobra.Command{
 		Use:   "catalog <fbcRootDir> -t REF...",
@@ -102,13 +103,23 @@ Dockerfile or a container engine: the base image (--base-image, pulled like
 any image), one layer holding the catalog directory at /configs (every file),
 the label operators.operatorframework.io.index.configs.v1=/configs, the
 --extra-labels, and the entrypoint /bin/opm with the command
-serve /configs --cache-dir=/tmp/cache (none on a scratch base).
+serve /configs --cache-dir=/var/cache/opm (none on a scratch base).
+
+The serve cache is pre-built into its own layer at /var/cache/opm
+(--serve-cache=false leaves it out; scratch images get it only when asked):
+upstream's JSON cache, which upstream's opm serve (and OLM's extractContent
+pods, with cacheDir: /var/cache/opm) loads after checking its digest, and,
+when the base's opm is this very opm (--base-image self, or an image 'make
+image' built from the same source), this opm's own index, loaded without
+reading the catalog.
+
+--base-image self builds on an image of this opm itself (for its own
+platform, with no registry): /bin/opm, run as user 1001, with a writable
+/tmp. The running opm must be statically linked (CGO_ENABLED=0).
 
 The catalog is validated first, as 'opm validate' does, unless
 --skip-validate. A multi-platform base gives a multi-platform index, one image
-per platform; --platform narrows it. The serve cache the Dockerfile's builder
-stage makes is not built: see docs/build.md for what that means for the
-server in the base image.
+per platform; --platform narrows it.
 
 The build is reproducible: file times are $SOURCE_DATE_EPOCH (or the Unix
 epoch), owners and modes are normalised, and the config records no build
@@ -117,6 +128,10 @@ it by digest for the same digest everywhere.`,
 		Example: `  # Build on the default base and push; the digest is printed
   opm build catalog ./catalog -t quay.io/example/catalog:v1
 
+  # An image that serves with this opm, offline, and its manifests
+  opm build catalog ./catalog --base-image self -t oci:layout:v1
+  opm build catalog ./catalog --base-image self -t quay.io/example/catalog:v1 --manifests deploy/
+
   # A binary-less image into an OCI layout, for two platforms
   opm build catalog ./catalog --base-image scratch --platform linux/amd64,linux/arm64 -t oci:layout:v1`,
 		Args: cobra.ExactArgs(1),
@@ -124,6 +139,10 @@ it by digest for the same digest everywhere.`,
 			if err := f.resolve(ios, g, args[0]); err != nil {
 				return err
 			}
+			if c.Flags().Changed("serve-cache") {
+				opts.ServeCache = &serveCache
+			}
+			opts.Warn = func(msg string) { fmt.Fprintln(ios.ErrOut, "warning:", msg) }
 			if c.Flags().Changed("cmd") {
 				if err := json.Unmarshal([]byte(cmdJSON), &opts.Cmd); err != nil || len(opts.Cmd) == 0 {
 					return cmdutil.FlagErrorf("invalid --cmd %q: want a non-empty JSON array of strings, e.g. '[\"serve\",\"/configs\"]'", cmdJSON)
@@ -139,10 +158,12 @@ it by digest for the same digest everywhere.`,
 	}
 	fl := cmd.Flags()
 	f.bind(fl)
-	fl.StringVarP(&opts.BaseImage, "base-image", "i", dockerfile.DefaultImage, "Base image: a registry image, oci:DIR[:TAG] or oci-archive:FILE[:TAG], or scratch for a binary-less image")
+	fl.StringVarP(&opts.BaseImage, "base-image", "i", dockerfile.DefaultImage, "Base image: a registry image, oci:DIR[:TAG] or oci-archive:FILE[:TAG]; self for an image of this opm (its own platform, no registry needed); or scratch for a binary-less image")
 	fl.StringSliceVarP(&opts.ExtraLabels, "extra-labels", "l", nil, "Extra labels, key=value (repeatable or comma-separated; a later duplicate key wins)")
 	fl.BoolVar(&opts.SkipValidate, "skip-validate", false, "Build without validating the catalog first")
-	fl.StringVar(&cmdJSON, "cmd", "", `Command of the image as a JSON array, instead of ["serve","/configs","--cache-dir=/tmp/cache"]`)
+	fl.StringVar(&cmdJSON, "cmd", "", `Command of the image as a JSON array, instead of ["serve","/configs","--cache-dir=`+build.CacheDir+`"]`)
+	fl.BoolVar(&serveCache, "serve-cache", true, "Pre-build the serve cache into the image at "+build.CacheDir+" (upstream's JSON cache, and this opm's own when the image's opm is this version), and serve from it (default true, false on scratch)")
+	fl.StringVar(&opts.Manifests, "manifests", "", "Also write a CatalogSource and a ClusterCatalog for the image (by digest, at its first registry destination) into this directory")
 	return cmd
 }
 

@@ -23,7 +23,7 @@ default an entry replaces the channel's head; --replaces, --skips and
 The bundle carries olm.csv.metadata when the package's newest bundle does,
 and its olm.bundle.object properties otherwise; --migrate-level chooses
 explicitly. A bundle directory has no image: --image names the one it will
-be pushed as. In a basic template the bundle becomes a stub naming its
+be pushed as, and is required for it. In a basic template the bundle becomes a stub naming its
 image (so REF must be an image). --create adds a missing package (default
 channel: the first --channel) and missing channels.` + editLong,
 		Example: `  opm catalog add-bundle -C catalog ./bundle --channel stable --image quay.io/me/op-bundle:v1.2.0
@@ -59,7 +59,7 @@ channel: the first --channel) and missing channels.` + editLong,
 	fl.StringSliceVar(&opts.Channels, "channel", nil, "channels to add the bundle to (comma-separated or repeated)")
 	fl.BoolVar(&opts.Create, "create", false, "create a missing package and missing channels")
 	fl.StringVar(&opts.MigrateLevel, "migrate-level", "", "migration level for the rendered bundle (default: as the package's newest bundle)")
-	fl.StringVar(&opts.Image, "image", "", "the bundle's image (for a bundle directory)")
+	fl.StringVar(&opts.Image, "image", "", "the bundle's image (required for a bundle directory)")
 	edgeFlags(cmd, &opts.Edges)
 	_ = cmd.MarkFlagRequired("channel")
 	return cmd

@@ -37,7 +37,7 @@ func addEditFlags(cmd *cobra.Command, f *editFlags) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.common.Catalog, "catalog", "C", ".", "FBC directory, FBC file or basic template to edit")
 	fl.BoolVar(&f.common.DryRun, "dry-run", false, "print the unified diff instead of writing")
-	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem)")
+	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem); promote, add-bundle: accept new upgrade edges with unsafe CRD changes")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format (text|json)")
 }
 
@@ -75,6 +75,12 @@ func printResult(ios *cmdutil.IOStreams, f *editFlags, res *action.Result) error
 	}
 	for _, ch := range res.Changes {
 		fmt.Fprintln(summary, ch.Message)
+	}
+	if len(res.UnsafeCRDUpgrades) > 0 {
+		fmt.Fprintln(summary, "unsafe CRD upgrades made anyway (--force):")
+		for _, e := range res.UnsafeCRDUpgrades {
+			fmt.Fprintln(summary, "  "+action.DescribeCRDEdge(e))
+		}
 	}
 	if len(res.LostPaths) > 0 {
 		fmt.Fprintln(summary, "lost upgrade paths:")

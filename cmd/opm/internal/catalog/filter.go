@@ -19,6 +19,7 @@ func newFilterCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Comma
 		maxVersion string
 		headsOnly  bool
 		config     string
+		configCat  string
 		output     string
 		outputDir  string
 		force      bool
@@ -49,13 +50,16 @@ catalog:
 --config takes an oc-mirror ImageSetConfiguration (mirror.operators[] with
 packages[].name, channels[].name, minVersion, maxVersion, defaultChannel, and
 full), with oc-mirror's meaning: without full: true, a package or channel
-with no bounds keeps only channel heads.
+with no bounds keeps only channel heads. Of several mirror.operators[]
+entries, the one whose catalog is CATALOG is used; --config-catalog names
+another (for a local copy of the catalog the entry names).
 
 The result is written to standard output as 'opm render' writes it, or with
 --output-dir as one directory per package, atomically; a non-empty directory
 is replaced only with --force.`,
 		Example: `  opm catalog filter ./catalog --package etcd:alpha,stable --min-version 0.9.2
   opm catalog filter quay.io/acme/index:v4.18 --config imageset-config.yaml --output-dir mirror-catalog/
+  opm catalog filter ./index-copy --config imageset-config.yaml --config-catalog quay.io/acme/index:v4.18
   opm catalog filter ./catalog --heads-only -o yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,17 +69,21 @@ is replaced only with --force.`,
 			if config != "" && (len(packages) > 0 || minVersion != "" || maxVersion != "" || headsOnly) {
 				return cmdutil.FlagErrorf("--config cannot be combined with --package, --min-version, --max-version or --heads-only: set them per package in the configuration")
 			}
+			if configCat != "" && config == "" {
+				return cmdutil.FlagErrorf("--config-catalog only applies with --config")
+			}
 			if force && outputDir == "" {
 				return cmdutil.FlagErrorf("--force only applies with --output-dir")
 			}
 			opts := filteraction.Options{
-				Catalog:    args[0],
-				ConfigFile: config,
-				OutputDir:  outputDir,
-				Force:      force,
-				Out:        ios.Out,
-				Format:     declcfg.Format(output),
-				Stdin:      ios.In,
+				Catalog:       args[0],
+				ConfigFile:    config,
+				ConfigCatalog: configCat,
+				OutputDir:     outputDir,
+				Force:         force,
+				Out:           ios.Out,
+				Format:        declcfg.Format(output),
+				Stdin:         ios.In,
 			}
 			var sels []compose.PackageSelection
 			for _, p := range packages {
@@ -98,6 +106,10 @@ is replaced only with --force.`,
 			if errors.As(err, &ne) {
 				return fmt.Errorf("%w (use --force to replace its contents)", err)
 			}
+			var ee *compose.ConfigEntryError
+			if errors.As(err, &ee) && !ee.Chosen {
+				return fmt.Errorf("%w; choose one with --config-catalog, e.g. --config-catalog %s", err, ee.Catalogs[0])
+			}
 			if res != nil {
 				for _, n := range res.Notes {
 					fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
@@ -118,6 +130,7 @@ is replaced only with --force.`,
 	f.StringVar(&maxVersion, "max-version", "", "highest version to keep (inclusive)")
 	f.BoolVar(&headsOnly, "heads-only", false, "keep only the head of each channel")
 	f.StringVar(&config, "config", "", "oc-mirror ImageSetConfiguration selecting the packages to keep")
+	f.StringVar(&configCat, "config-catalog", "", "the --config mirror.operators[] entry to use, by its catalog (default: CATALOG, or the only entry)")
 	f.StringVarP(&output, "output", "o", "json", "output format (json|yaml)")
 	f.StringVarP(&outputDir, "output-dir", "d", "", "write the result to this directory, one folder per package")
 	f.BoolVar(&force, "force", false, "replace the contents of a non-empty --output-dir")

@@ -1,5 +1,7 @@
-// Package generate implements `opm generate` and `opm generate dockerfile`
-// (flags in, [dockerfile.Run] once).
+// Package generate implements `opm generate` and its subcommands
+// dockerfile ([dockerfile.Run]), catalogsource and clustercatalog
+// ([manifests.CatalogSource], [manifests.ClusterCatalog]): flags in, one
+// action call.
 package generate
 
 import (
@@ -19,7 +21,7 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 		Short: "Generate various artifacts for declarative config indexes",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(NewDockerfileCmd(ios))
+	cmd.AddCommand(NewDockerfileCmd(ios), NewCatalogSourceCmd(ios), NewClusterCatalogCmd(ios))
 	return cmd
 }
 

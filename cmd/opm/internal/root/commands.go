@@ -3,10 +3,12 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/cmd/opm/internal/alphabundle"
 	"github.com/opmkit/opm/cmd/opm/internal/build"
 	"github.com/opmkit/opm/cmd/opm/internal/catalog"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/cmd/opm/internal/converttemplate"
+	crdcmd "github.com/opmkit/opm/cmd/opm/internal/crd"
 	"github.com/opmkit/opm/cmd/opm/internal/generate"
 	graphcmd "github.com/opmkit/opm/cmd/opm/internal/graph"
 	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
@@ -44,5 +46,7 @@ var commands = []command{
 	{build: catalog.NewCmd},
 	{build: serve.NewCmd},
 	{build: build.NewCmd},
+	{build: crdcmd.NewCmd},
+	{alpha: true, build: alphabundle.NewCmd},
 	{build: viewcmd.NewCmd},
 }

@@ -5,6 +5,7 @@
 //	servebench -opm bin/opm -catalog DIR [-label NAME] [-runs N]
 //	           [-cache-dir DIR] [-load -clients 50 -calls 40]
 //	servebench -addr HOST:PORT [-clients 50 -calls 40]
+//	servebench -addr HOST:PORT -olm
 //
 // With -cache-dir, a first unmeasured run builds the cache and the measured
 // runs start from it. It prints one tab-separated line per catalog (the
@@ -21,6 +22,9 @@ import (
 	"sort"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/opmkit/opm/internal/servebench"
 )
 
@@ -32,12 +36,27 @@ func main() {
 		runs     = flag.Int("runs", 3, "measured starts; the median is printed")
 		cacheDir = flag.String("cache-dir", "", "serve with this --cache-dir (built by a first, unmeasured start)")
 		load     = flag.Bool("load", false, "also run the call mix (once, on the last start)")
+		olm      = flag.Bool("olm", false, "also run OLM's call pattern after ListBundles, and print the peak RSS after it")
 		clients  = flag.Int("clients", 50, "concurrent clients of the call mix")
 		calls    = flag.Int("calls", 40, "calls per client")
 		header   = flag.Bool("header", false, "print the column names first")
 		addr     = flag.String("addr", "", "run only the call mix, against the server at this address")
 	)
 	flag.Parse()
+	if *addr != "" && *olm {
+		conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			fail(err)
+		}
+		defer conn.Close()
+		t0 := time.Now()
+		n, err := servebench.OLMPattern(context.Background(), conn)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("OLM's call pattern: %d calls (%d packages, %d channels, %d APIs, %d bundles) in %v\n", n.Calls, n.Packages, n.Channels, n.APIs, n.Bundles, time.Since(t0).Round(time.Millisecond))
+		return
+	}
 	if *addr != "" {
 		rep, err := servebench.LoadAddr(context.Background(), *addr, servebench.LoadOptions{Clients: *clients, CallsPerClient: *calls, Seed: 1})
 		if err != nil {
@@ -50,7 +69,11 @@ func main() {
 		return
 	}
 	if *header {
-		fmt.Println("catalog\thealthy s\tCPU s\tRSS healthy MiB\tListBundles s\tRSS after ListBundles MiB\trecords")
+		cols := "catalog\thealthy s\tCPU s\tRSS healthy MiB\tListBundles s\tRSS after ListBundles MiB\trecords"
+		if *olm {
+			cols += "\tOLM pattern s\tpeak RSS after OLM pattern MiB\tOLM calls"
+		}
+		fmt.Println(cols)
 	}
 	if *catalog == "" {
 		if *header {
@@ -72,7 +95,7 @@ func main() {
 	}
 	var ms []*servebench.Measurement
 	for i := range *runs {
-		o := servebench.MeasureOptions{Bin: *bin, Catalog: *catalog, Args: args}
+		o := servebench.MeasureOptions{Bin: *bin, Catalog: *catalog, Args: args, OLM: *olm}
 		if *load && i == *runs-1 {
 			o.Load = &servebench.LoadOptions{Clients: *clients, CallsPerClient: *calls, Seed: 1}
 		}
@@ -90,7 +113,20 @@ func main() {
 	med := ms[len(ms)/2]
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 	mib := func(kib int64) string { return fmt.Sprintf("%.1f", float64(kib)/1024) }
-	fmt.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%d\n", *label, sec(med.Healthy), sec(med.CPU), mib(med.HWMHealthy), sec(med.ListBundles), mib(med.HWMListed), med.Records)
+	if *olm {
+		// The peak after OLM's pattern is a maximum over the starts: the
+		// figure to hold against a pod's memory.
+		worst := ms[0]
+		for _, m := range ms {
+			if m.HWMOLM > worst.HWMOLM {
+				worst = m
+			}
+		}
+		fmt.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\n", *label, sec(med.Healthy), sec(med.CPU), mib(med.HWMHealthy), sec(med.ListBundles), mib(med.HWMListed), med.Records,
+			sec(med.OLMTime), mib(worst.HWMOLM), med.OLM.Calls)
+	} else {
+		fmt.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%d\n", *label, sec(med.Healthy), sec(med.CPU), mib(med.HWMHealthy), sec(med.ListBundles), mib(med.HWMListed), med.Records)
+	}
 	if last.Load != nil {
 		fmt.Printf("\ncall mix on %s: %s", *label, last.Load)
 		fmt.Printf("peak RSS after the call mix: %s MiB\n", mib(last.HWMLoaded))

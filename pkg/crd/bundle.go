@@ -1,0 +1,411 @@
+package crd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/opmkit/opm/internal/safefs"
+	"github.com/opmkit/opm/pkg/bundle"
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/property"
+)
+
+// MaxExamples bounds the example custom resources read from one CSV.
+const MaxExamples = 1000
+
+// Bundle is what the upgrade checks need of one bundle: its CRDs and the
+// example custom resources of its CSV (the alm-examples annotation), the
+// objects a user most likely created from it.
+type Bundle struct {
+	// Name names the bundle in messages (its olm.bundle name, or the CSV's
+	// name, or a path).
+	Name string
+	// CRDs are the bundle's CRDs, sorted by name.
+	CRDs []*CRD
+	// HasCSV is set when the bundle had a ClusterServiceVersion.
+	HasCSV bool
+
+	// examples is the CSV's alm-examples annotation, parsed by Examples.
+	examples    string
+	once        sync.Once
+	exampleList []Example
+	exampleErr  error
+}
+
+// Example is one object of a CSV's alm-examples.
+type Example struct {
+	// Index is the object's index in the annotation's list.
+	Index  int
+	Object map[string]any
+}
+
+// Label names the example: "Kind name" (or "Kind #i" without a name).
+func (e Example) Label() string {
+	kind, _ := e.Object["kind"].(string)
+	name := ""
+	if meta, ok := e.Object["metadata"].(map[string]any); ok {
+		name, _ = meta["name"].(string)
+	}
+	if name == "" {
+		name = "#" + strconv.Itoa(e.Index)
+	}
+	return kind + " " + name
+}
+
+// CRD returns the bundle's CRD called name, or nil.
+func (b *Bundle) CRD(name string) *CRD {
+	i := sort.Search(len(b.CRDs), func(i int) bool { return b.CRDs[i].Name >= name })
+	if i < len(b.CRDs) && b.CRDs[i].Name == name {
+		return b.CRDs[i]
+	}
+	return nil
+}
+
+// Object is one manifest of a bundle: its JSON and, when it was read from
+// a file, its source (for positions).
+type Object struct {
+	JSON   []byte
+	Source *Source
+}
+
+// NewBundle gathers the CRDs and the CSV's examples among a bundle's
+// objects; other objects are ignored. A CRD that does not parse and two
+// CRDs of one name are errors naming the bundle. cache (may be nil)
+// shares the CRDs of identical manifests between bundles; it is not used
+// for objects with a Source.
+func NewBundle(name string, objs []Object, cache *Cache) (*Bundle, error) {
+	b := &Bundle{Name: name}
+	for _, o := range objs {
+		kind := stringMember(o.JSON, "kind")
+		switch {
+		case IsCRD(stringMember(o.JSON, "apiVersion"), kind):
+			var c *CRD
+			var err error
+			if o.Source == nil {
+				c, err = cache.parse(o.JSON)
+			} else {
+				c, err = Parse(o.JSON)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("bundle %s: %s%w", name, where(o.Source), err)
+			}
+			if o.Source != nil {
+				c.Source = o.Source
+			}
+			if b.CRD(c.Name) != nil {
+				return nil, fmt.Errorf("bundle %s: %sCRD %s shipped twice", name, where(o.Source), c.Name)
+			}
+			b.CRDs = append(b.CRDs, c)
+			sort.Slice(b.CRDs, func(i, j int) bool { return b.CRDs[i].Name < b.CRDs[j].Name })
+		case kind == "ClusterServiceVersion" && !b.HasCSV:
+			b.HasCSV = true
+			b.examples = stringMember(member(member(o.JSON, "metadata"), "annotations"), "alm-examples")
+		}
+	}
+	return b, nil
+}
+
+// Examples returns the CSV's alm-examples (objects only), read on first
+// use. alm-examples that do not parse are an error naming the bundle.
+func (b *Bundle) Examples() ([]Example, error) {
+	b.once.Do(func() {
+		b.exampleList, b.exampleErr = parseExamples(b.examples)
+		if b.exampleErr != nil {
+			b.exampleErr = fmt.Errorf("bundle %s: alm-examples: %w", b.Name, b.exampleErr)
+		}
+	})
+	return b.exampleList, b.exampleErr
+}
+
+func where(s *Source) string {
+	if s == nil {
+		return ""
+	}
+	return s.File + ": "
+}
+
+// parseExamples reads an alm-examples annotation: a JSON list of objects.
+func parseExamples(text string) ([]Example, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var list []any
+	if err := dec.Decode(&list); err != nil {
+		return nil, fmt.Errorf("not a JSON list of objects: %w", err)
+	}
+	if len(list) > MaxExamples {
+		return nil, fmt.Errorf("%d examples, more than %d", len(list), MaxExamples)
+	}
+	var out []Example
+	for i, x := range list {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, Example{Index: i, Object: m})
+		}
+	}
+	return out, nil
+}
+
+// FromDeclcfg gathers the CRDs and examples of a catalog's bundle from its
+// olm.bundle.object properties. ok is false when the bundle has none (a
+// bundle carrying olm.csv.metadata only, whose CRDs are in its image).
+func FromDeclcfg(b *declcfg.Bundle, cache *Cache) (bundle *Bundle, ok bool, err error) {
+	var objs []Object
+	for i, p := range b.Properties {
+		if p.Type != property.TypeBundleObject {
+			continue
+		}
+		data, ok := bundleObjectData(p.Value)
+		if !ok {
+			return nil, false, fmt.Errorf("bundle %s: properties[%d]: olm.bundle.object: not {\"data\": \"<base64>\"}", b.Name, i)
+		}
+		objs = append(objs, Object{JSON: bytes.TrimSpace(data)})
+	}
+	if len(objs) == 0 {
+		return nil, false, nil
+	}
+	out, err := NewBundle(b.Name, objs, cache)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// BundleReport is what an upgrade from one bundle to another changes.
+type BundleReport struct {
+	From, To string
+	// Changes are every CRD change (safe ones included) and every example
+	// that no longer validates, sorted.
+	Changes []Change
+}
+
+// Unsafe returns the changes that are not safe.
+func (r *BundleReport) Unsafe() []Change {
+	var out []Change
+	for _, c := range r.Changes {
+		if !c.Safe {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Refused returns who refuses the upgrade.
+func (r *BundleReport) Refused() Refusal {
+	var out Refusal
+	for _, c := range r.Changes {
+		out |= c.Refused
+	}
+	return out
+}
+
+// CompareBundles compares the CRDs of two bundles (a CRD of the old
+// bundle the new one lacks is crd-removed, a new one crd-added) and
+// validates the old bundle's examples against the new CRDs: an example
+// valid under the old CRD (its defaults applied, as the API server applies
+// them on reading) that fails the new one is example-invalid.
+func CompareBundles(ctx context.Context, old, new *Bundle) (*BundleReport, error) {
+	r := &BundleReport{From: old.Name, To: new.Name}
+	for _, oc := range old.CRDs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		nc := new.CRD(oc.Name)
+		if nc == nil {
+			r.Changes = append(r.Changes, Change{Rule: RuleCRDRemoved, CRD: oc.Name, Old: oc.Name, Path: "metadata.name", at: "metadata.name", source: oc.Source, inOld: true,
+				Message: fmt.Sprintf("%s no longer ships CRD %s: nothing upgrades it any more", new.Name, oc.Name)})
+			continue
+		}
+		if oc.Same(nc) {
+			continue
+		}
+		cs, err := Compare(ctx, oc, nc)
+		if err != nil {
+			return nil, err
+		}
+		r.Changes = append(r.Changes, cs...)
+	}
+	for _, nc := range new.CRDs {
+		if old.CRD(nc.Name) == nil {
+			r.Changes = append(r.Changes, Change{Rule: RuleCRDAdded, CRD: nc.Name, New: nc.Name, Path: "metadata.name", at: "metadata.name", source: nc.Source, Safe: true,
+				Message: fmt.Sprintf("%s ships the new CRD %s", new.Name, nc.Name)})
+		}
+	}
+	ex, err := checkExamples(ctx, old, new)
+	if err != nil {
+		return nil, err
+	}
+	r.Changes = append(r.Changes, ex...)
+	sortChanges(r.Changes)
+	return r, nil
+}
+
+// checkExamples validates the old bundle's examples against the new
+// bundle's CRDs.
+func checkExamples(ctx context.Context, old, new *Bundle) ([]Change, error) {
+	examples, err := old.Examples()
+	if err != nil {
+		// alm-examples that do not parse are the CSV's problem (operator-sdk
+		// bundle validate reports it); there is nothing to check
+		return nil, nil
+	}
+	var out []Change
+	for _, e := range examples {
+		oc, ov := crdOf(old, e.Object)
+		nc, nv := crdOf(new, e.Object)
+		if ov == nil || nv == nil || !ov.Served || !nv.Served || oc.Same(nc) {
+			continue
+		}
+		// Stored objects are read through the old CRD, its defaults
+		// applied; they must validate under the new schema as they are.
+		obj := ov.Default(e.Object)
+		before, err := ov.Check(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		if !before.Valid() {
+			continue // invalid already: not this upgrade's doing
+		}
+		after, err := nv.Check(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		if after.Valid() {
+			continue
+		}
+		var msgs []string
+		for _, fe := range after.Errors {
+			msgs = append(msgs, fe.String())
+		}
+		refused := RefusedByClassic
+		note := ""
+		if nc.Conversion == "Webhook" {
+			refused = 0
+			note = " (OLM classic only warns: the new CRD converts through a webhook)"
+		}
+		out = append(out, Change{Rule: RuleExampleInvalid, CRD: nc.Name, Version: nv.Name, Example: e.Label(),
+			Path: "spec.versions[" + nv.Name + "].schema.openAPIV3Schema", at: nv.SchemaPath, source: nc.Source,
+			Message: fmt.Sprintf("example %s of %s (alm-examples[%d]) is invalid under the new schema%s: %s", e.Label(), old.Name, e.Index, note, strings.Join(msgs, "; ")),
+			Refused: refused})
+	}
+	return out, nil
+}
+
+// crdOf returns the CRD and version of b an object belongs to.
+func crdOf(b *Bundle, obj map[string]any) (*CRD, *Version) {
+	for _, c := range b.CRDs {
+		if v, err := c.versionOf(obj); err == nil {
+			return c, v
+		}
+	}
+	return nil, nil
+}
+
+// FromBundleDir reads the CRDs and examples of the bundle directory dir
+// (manifests/ and metadata/), as pkg/bundle parses it. CRDs carry their
+// manifest's text, so their changes have positions.
+func FromBundleDir(ctx context.Context, dir string) (*Bundle, error) {
+	fsys, err := safefs.OpenDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	pb, err := bundle.ParseFS(ctx, fsys)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", dir, err)
+	}
+	var objs []Object
+	for _, o := range pb.Objects {
+		obj := Object{JSON: o.JSON}
+		if IsCRD(o.APIVersion, o.Kind) {
+			if data, err := fsys.ReadFile(o.File); err == nil {
+				if docs, err := SplitDocuments(filepath.Join(dir, filepath.FromSlash(o.File)), data); err == nil && len(docs) > 0 {
+					obj.Source = docs[0].Source
+				}
+			}
+		}
+		objs = append(objs, obj)
+	}
+	name := pb.Name
+	if name == "" {
+		name = dir
+	}
+	return NewBundle(name, objs, nil)
+}
+
+// EdgeReport is the check of one upgrade edge of a channel.
+type EdgeReport struct {
+	Channel string
+	Edge    graph.Edge
+	*BundleReport
+}
+
+// Checker compares bundles once per pair, however many edges (channels,
+// replaces and skips and skipRange) join them.
+type Checker struct {
+	// Bundles are the CRDs of the bundles, by bundle name; a bundle
+	// missing here is not checked.
+	Bundles map[string]*Bundle
+	memo    map[[2]string]*BundleReport
+}
+
+// Check compares the bundles from and to (nil when either is unknown).
+func (k *Checker) Check(ctx context.Context, from, to string) (*BundleReport, error) {
+	key := [2]string{from, to}
+	if r, ok := k.memo[key]; ok {
+		return r, nil
+	}
+	a, b := k.Bundles[from], k.Bundles[to]
+	if a == nil || b == nil {
+		return nil, nil
+	}
+	r, err := CompareBundles(ctx, a, b)
+	if err != nil {
+		return nil, err
+	}
+	if k.memo == nil {
+		k.memo = map[[2]string]*BundleReport{}
+	}
+	k.memo[key] = r
+	return r, nil
+}
+
+// CheckPackage checks every upgrade edge of every channel of p (replaces,
+// skips and skipRange, as pkg/graph computes them) whose two bundles are
+// known, and returns the edges with unsafe changes, by channel, then edge
+// order.
+func (k *Checker) CheckPackage(ctx context.Context, p *graph.PackageGraph) ([]EdgeReport, error) {
+	var out []EdgeReport
+	for _, c := range p.Channels {
+		// Every edge is compared: bound them (skipRanges that all cover
+		// each other make quadratically many).
+		if c.EdgeCount(graph.MaxEdges) > graph.MaxEdges {
+			return nil, &graph.TooManyEdgesError{Package: p.Name, Channel: c.Name, Limit: graph.MaxEdges}
+		}
+		for _, e := range c.Edges() {
+			r, err := k.Check(ctx, e.From, e.To)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil && len(r.Unsafe()) > 0 {
+				out = append(out, EdgeReport{Channel: c.Name, Edge: e, BundleReport: r})
+			}
+		}
+	}
+	return out, nil
+}
+
+// WithName returns the bundle under another name (the CRDs and examples
+// are shared).
+func (b *Bundle) WithName(name string) *Bundle {
+	return &Bundle{Name: name, CRDs: b.CRDs, HasCSV: b.HasCSV, examples: b.examples}
+}

@@ -1,0 +1,164 @@
+// Package crdsource loads the CRDs and example custom resources of a
+// bundle from where they live: a CRD manifest file, a bundle directory, or
+// a bundle image (pulled through pkg/render and pkg/image: registries.conf,
+// the blob cache, bounded concurrency). pkg/crd itself reads no files and
+// pulls no images, so that opm validate's library stays free of registry
+// code.
+package crdsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/opmkit/opm/internal/safefs"
+	"github.com/opmkit/opm/pkg/crd"
+	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/render"
+)
+
+// MaxFileSize bounds a CRD manifest file read by Load.
+const MaxFileSize = 64 << 20
+
+// Load reads ref: a bundle directory (manifests/ and metadata/), a file
+// holding one or more CRDs (YAML documents or one JSON object; other
+// objects are ignored, a CSV's alm-examples read), or a bundle image.
+func Load(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bundle, error) {
+	st, err := os.Stat(ref)
+	switch {
+	case err == nil && st.IsDir():
+		if !isBundleDir(ref) {
+			return nil, fmt.Errorf("%s: a directory that is not a bundle (no manifests/ and metadata/)", ref)
+		}
+		return crd.FromBundleDir(ctx, ref)
+	case err == nil:
+		return loadFile(ref)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	b, err := pullOne(ctx, ref, reg)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func isBundleDir(dir string) bool {
+	for _, sub := range []string{"manifests", "metadata"} {
+		if st, err := os.Stat(filepath.Join(dir, sub)); err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// loadFile reads a manifest file of CRDs.
+func loadFile(path string) (*crd.Bundle, error) {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	data, err := safefs.ReadRegular(root, filepath.Base(path), MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	docs, err := crd.SplitDocuments(path, data)
+	if err != nil {
+		return nil, err
+	}
+	b, err := crd.NewBundle(path, docs, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(b.CRDs) == 0 {
+		return nil, fmt.Errorf("%s: no CustomResourceDefinition (apiextensions.k8s.io/v1 or v1beta1) in the file", path)
+	}
+	return b, nil
+}
+
+// pullOne renders one bundle image.
+func pullOne(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bundle, error) {
+	cfg, err := render.Render(ctx, render.Options{Refs: []string{ref}, AllowedRefMask: render.RefBundleImage, Registry: reg})
+	if err != nil {
+		return nil, err
+	}
+	return fromRendered(ref, cfg)
+}
+
+func fromRendered(ref string, cfg *declcfg.DeclarativeConfig) (*crd.Bundle, error) {
+	if len(cfg.Bundles) != 1 {
+		return nil, fmt.Errorf("%s: expected one bundle, got %d", ref, len(cfg.Bundles))
+	}
+	b, ok, err := crd.FromDeclcfg(&cfg.Bundles[0], nil)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: the bundle has no manifests", ref)
+	}
+	return b, nil
+}
+
+// Puller pulls the bundle images of catalog bundles that carry no
+// olm.bundle.object properties (those with olm.csv.metadata only), to read
+// their CRDs. Images are pulled several at a time through one image
+// session (shared connections, tokens and blob cache), each once per call.
+type Puller struct {
+	Registry render.RegistryOptions
+	// Progress, when set, gets a line per call: how many images it pulled.
+	Progress io.Writer
+	// Pulled counts the images pulled so far.
+	Pulled int
+}
+
+// Bundles returns the CRDs of the given catalog bundles, keyed by bundle
+// name, pulling their images. A bundle without an image is left out; an
+// image that cannot be pulled or rendered is an error naming the bundle.
+func (p *Puller) Bundles(ctx context.Context, pkg string, bundles []*declcfg.Bundle) (map[string]*crd.Bundle, error) {
+	var refs []string
+	names := map[string][]string{}
+	for _, b := range bundles {
+		if b.Image == "" {
+			continue
+		}
+		if _, ok := names[b.Image]; !ok {
+			refs = append(refs, b.Image)
+		}
+		names[b.Image] = append(names[b.Image], b.Name)
+	}
+	if len(refs) == 0 {
+		return map[string]*crd.Bundle{}, nil
+	}
+	sort.Strings(refs)
+	results, err := render.RenderEach(ctx, render.Options{Refs: refs, AllowedRefMask: render.RefBundleImage, Registry: p.Registry})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*crd.Bundle{}
+	for _, r := range results {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if r.Err != nil {
+			return nil, fmt.Errorf("package %s: bundle %s: pull %s: %w", pkg, names[r.Ref][0], r.Ref, r.Err)
+		}
+		b, err := fromRendered(r.Ref, r.Config)
+		if err != nil {
+			return nil, fmt.Errorf("package %s: bundle %s: %w", pkg, names[r.Ref][0], err)
+		}
+		for _, n := range names[r.Ref] {
+			out[n] = b.WithName(n)
+		}
+	}
+	p.Pulled += len(refs)
+	if p.Progress != nil {
+		fmt.Fprintf(p.Progress, "package %s: pulled %d bundle images for their CRDs\n", pkg, len(refs))
+	}
+	return out, nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsoncache
+
+const raceEnabled = false
