@@ -2,6 +2,8 @@
 
 package main
 
-// raceEnabled reports whether the race detector is on: `bounded` scales its
-// time and memory bounds by raceScale then.
+// raceEnabled reports whether the race detector is on: it multiplies the
+// memory and time of the opm the tests run, so tests that bound them
+// build a binary without it, or (`bounded`) scale their bounds by
+// raceScale.
 const raceEnabled = true

@@ -123,3 +123,29 @@ func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	w.WriteHeader(rec.Code)
 	w.Write(rec.Body.Bytes())
 }
+
+// RedirectLoop answers the requests match selects with a redirect to the
+// same URL (302, or 307 for a request with a body, so that it is sent
+// again), forever, counting them in *n (when not nil).
+func RedirectLoop(match func(*http.Request) bool, n *atomic.Int64) func(http.ResponseWriter, *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if !match(r) {
+			return false
+		}
+		if n != nil {
+			n.Add(1)
+		}
+		code := http.StatusFound
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			code = http.StatusTemporaryRedirect
+		}
+		http.Redirect(w, r, r.URL.String(), code)
+		return true
+	}
+}
+
+// IsBlobGet reports whether r fetches a blob (any blob).
+func IsBlobGet(r *http.Request) bool { return isBlobGet(r, "") }
+
+// IsManifestGet reports whether r fetches a manifest.
+func IsManifestGet(r *http.Request) bool { return isManifestGet(r) }

@@ -35,6 +35,7 @@ import (
 //	registry start|stop            start (setting $REGISTRY) or stop a registry
 //	registry fault NAME            401, corrupt (layer bytes), truncate, endless (layers
 //	                               that never end), bigmanifest (5 MiB), endlessmanifest,
+//	                               redirectloop (blob GETs redirect to themselves forever),
 //	                               hang (blob requests wait until the client goes), none
 //	registry waithang              wait until a request hangs in the hang fault
 //	pushimage REF DIR PREFIX [k=v...] [-- ENTRY...]
@@ -84,6 +85,7 @@ func cmdRegistry(ts *testscript.TestScript, neg bool, args []string) {
 		reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 		endless := EndlessBlob("", reg, nil)
 		bigManifest, endlessManifest := HugeManifest(5<<20, nil), HugeManifest(-1, nil)
+		redirectLoop := RedirectLoop(IsBlobGet, nil)
 		r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			blob := req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/sha256:")
 			switch r.fault.Load().(string) {
@@ -97,6 +99,10 @@ func cmdRegistry(ts *testscript.TestScript, neg bool, args []string) {
 				}
 			case "endlessmanifest":
 				if endlessManifest(w, req) {
+					return
+				}
+			case "redirectloop":
+				if redirectLoop(w, req) {
 					return
 				}
 			case "hang":
@@ -153,7 +159,7 @@ func cmdRegistry(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "fault":
 		if len(args) != 2 {
-			ts.Fatalf("usage: registry fault 401|corrupt|truncate|endless|bigmanifest|endlessmanifest|hang|none")
+			ts.Fatalf("usage: registry fault 401|corrupt|truncate|endless|bigmanifest|endlessmanifest|redirectloop|hang|none")
 		}
 		scriptReg(ts).fault.Store(args[1])
 	default:

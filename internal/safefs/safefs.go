@@ -45,9 +45,20 @@ type TooLargeError struct {
 	// Document is set when the limit was hit by one document or value of
 	// a stream, rather than by a file.
 	Document bool
+	// For names what a fixed limit applies to ("registries.conf files"):
+	// set, the limit is not the one on catalog and bundle files that the
+	// context carries (and --max-file-size sets). ReadRegular's limits
+	// are fixed; see [LimitFor].
+	For string
 }
 
 func (e *TooLargeError) Error() string {
+	if e.For != "" {
+		if e.Size < 0 {
+			return fmt.Sprintf("larger than the limit of %s for %s", FormatSize(e.Limit), e.For)
+		}
+		return fmt.Sprintf("file size %s is over the limit of %s for %s", FormatSize(e.Size), FormatSize(e.Limit), e.For)
+	}
 	if e.Document {
 		return fmt.Sprintf("a document or value larger than the limit of %s on a single file", FormatSize(e.Limit))
 	}
@@ -59,6 +70,25 @@ func (e *TooLargeError) Error() string {
 
 // Is makes errors.Is(err, ErrTooLarge) true.
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// IsFileSizeLimit reports whether err is over the limit on catalog and
+// bundle files that the context carries (--max-file-size), rather than
+// over a fixed limit.
+func IsFileSizeLimit(err error) bool {
+	var te *TooLargeError
+	return errors.As(err, &te) && te.For == ""
+}
+
+// LimitFor names, in err's *TooLargeError (if it has one), what the fixed
+// limit it hit applies to, e.g. "registries.conf files (a fixed limit)".
+// It returns err.
+func LimitFor(err error, what string) error {
+	var te *TooLargeError
+	if errors.As(err, &te) {
+		te.For = what
+	}
+	return err
+}
 
 // FormatSize writes n bytes in the largest binary unit that keeps it
 // readable: "256 MiB", "1.5 GiB", "999 bytes".
@@ -210,6 +240,9 @@ func OpenRegular(root *os.Root, name string) (*os.File, int64, error) {
 		fi, err = os.Stat(name)
 	}
 	if err != nil {
+		if isEscape(err) {
+			return nil, 0, &fs.PathError{Op: "open", Path: name, Err: ErrEscapes}
+		}
 		return nil, 0, err
 	}
 	if !fi.Mode().IsRegular() {
@@ -222,6 +255,9 @@ func OpenRegular(root *os.Root, name string) (*os.File, int64, error) {
 		f, err = os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	}
 	if err != nil {
+		if isEscape(err) {
+			return nil, 0, &fs.PathError{Op: "open", Path: name, Err: ErrEscapes}
+		}
 		return nil, 0, err
 	}
 	st, err := f.Stat()
@@ -239,7 +275,9 @@ func OpenRegular(root *os.Root, name string) (*os.File, int64, error) {
 // ReadRegular reads the regular file name, through root when it is not
 // nil (see OpenRegular), refusing one of more than limit bytes with a
 // *TooLargeError; it never reads more than limit+1 bytes, whatever the
-// size said when the file was opened.
+// size said when the file was opened. The limit is the caller's, a fixed
+// one: the error says it is for "this kind of file" unless the caller
+// names it (LimitFor).
 func ReadRegular(root *os.Root, name string, limit int64) ([]byte, error) {
 	f, size, err := OpenRegular(root, name)
 	if err != nil {
@@ -247,17 +285,21 @@ func ReadRegular(root *os.Root, name string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	if size > limit {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: size, Limit: limit}}
+		return nil, &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: size, Limit: limit, For: fixedLimit}}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
 	if int64(len(data)) > limit {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: -1, Limit: limit}}
+		return nil, &fs.PathError{Op: "read", Path: name, Err: &TooLargeError{Size: -1, Limit: limit, For: fixedLimit}}
 	}
 	return data, nil
 }
+
+// fixedLimit is what ReadRegular's limits apply to, unless the caller
+// says more.
+const fixedLimit = "this kind of file (a fixed limit)"
 
 // Kind names a file mode's type for error messages ("a named pipe").
 func Kind(m fs.FileMode) string {

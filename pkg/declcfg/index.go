@@ -113,11 +113,7 @@ func IndexFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*Index, error
 	if fsys == nil {
 		return nil, errors.New("no filesystem to load")
 	}
-	sfs, ok := fsys.(*safefs.FS)
-	if !ok {
-		sfs = safefs.New(ctx, fsys)
-	}
-	return indexFS(ctx, sfs, opts...)
+	return indexFS(ctx, safeFS(ctx, fsys), opts...)
 }
 
 // IndexPath indexes the single file at path as LoadPath loads it.
@@ -214,13 +210,16 @@ type fileResult struct {
 // each blob is.
 func indexOne(sfs *safefs.FS, p, name string) (fileResult, error) {
 	res := fileResult{path: p, name: name, size: -1}
-	f, err := sfs.Open(p)
+	f, size, err := openDecode(sfs, p, name)
 	if err != nil {
-		return res, &LoadError{Pos: Position{File: name}, Err: err}
+		return res, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		res.size, res.modTime = st.Size(), st.ModTime()
+	if size >= 0 {
+		res.size = size
+		if st, err := f.Stat(); err == nil {
+			res.modTime = st.ModTime()
+		}
 	}
 	x := &fileIndexer{name: name}
 	if err := decodeReaderSpan(f, res.size, 0, name, x.blob, x.span); err != nil {

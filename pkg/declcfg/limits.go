@@ -14,6 +14,11 @@ const DefaultMaxFileSize = safefs.DefaultMaxFileSize
 // document of a stream, over the size limit.
 var ErrFileTooLarge = safefs.ErrTooLarge
 
+// IsMaxFileSizeError reports whether err is over the file size limit that
+// WithMaxFileSize sets (and not over a fixed limit on some other file,
+// such as a registries.conf file).
+func IsMaxFileSizeError(err error) bool { return safefs.IsFileSizeLimit(err) }
+
 // WithMaxFileSize returns a context under which the loaders of this module
 // (catalog files, bundle files) refuse a file larger than n bytes, and a
 // document or value of a stream larger than n bytes; n <= 0 means no limit.

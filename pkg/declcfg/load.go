@@ -116,10 +116,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts ...LoadOption) (*DeclarativeCo
 	if o.concurrency < 1 {
 		o.concurrency = 1
 	}
-	sfs, ok := fsys.(*safefs.FS)
-	if !ok {
-		sfs = safefs.New(ctx, fsys)
-	}
+	sfs := safeFS(ctx, fsys)
 	files, err := listFiles(ctx, sfs, o)
 	if err != nil {
 		return nil, err
@@ -233,15 +230,11 @@ func (o loadOptions) name(p string) string {
 
 // loadFile reads and decodes the file p of fsys; name is used in positions.
 func loadFile(fsys *safefs.FS, p, name string) (*DeclarativeConfig, error) {
-	f, err := fsys.Open(p)
+	f, size, err := openDecode(fsys, p, name)
 	if err != nil {
-		return nil, &LoadError{Pos: Position{File: name}, Err: err}
+		return nil, err
 	}
 	defer f.Close()
-	size := int64(-1)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
-	}
 	return decodeConfig(f, size, name, 0)
 }
 
@@ -263,11 +256,7 @@ func LoadReaderContext(ctx context.Context, r io.Reader, name string) (*Declarat
 
 // LoadFile loads the single file p of fsys, with the checks of LoadFS.
 func LoadFile(ctx context.Context, fsys fs.FS, p string) (*DeclarativeConfig, error) {
-	sfs, ok := fsys.(*safefs.FS)
-	if !ok {
-		sfs = safefs.New(ctx, fsys)
-	}
-	return loadFile(sfs, p, p)
+	return loadFile(safeFS(ctx, fsys), p, p)
 }
 
 // LoadPath loads the single file at path with the checks of LoadFS (a

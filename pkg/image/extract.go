@@ -319,7 +319,13 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		return x.opaque(dir)
 	}
 	if strings.HasPrefix(base, ".wh.") {
-		return x.whiteout(path.Join(dir, base[len(".wh."):]))
+		switch target := base[len(".wh."):]; target {
+		case "", ".", "..":
+			what := map[string]string{"": "no file", ".": "its own directory", "..": "its parent directory"}[target]
+			return fmt.Errorf("a whiteout is .wh. followed by the name of the file it removes; this one names %s", what)
+		default:
+			return x.whiteout(path.Join(dir, target))
+		}
 	}
 	if !x.relevant(p) {
 		return nil
@@ -477,7 +483,10 @@ func (x *extractor) whiteout(p string) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("removing %q, as the whiteout says: %w", p, err)
+	}
+	return nil
 }
 
 // opaque removes the children of dir left by lower layers.
@@ -503,7 +512,7 @@ func (x *extractor) opaque(dir string) error {
 			continue
 		}
 		if err := x.root.RemoveAll(c); err != nil {
-			return err
+			return fmt.Errorf("removing %q, as the opaque whiteout of %q says: %w", c, dir, err)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -435,16 +436,52 @@ func (s *Session) explain(err error) error {
 	return err
 }
 
-// limitTransport bounds manifest responses: a body longer than manifest
-// bytes (declared or streamed) fails the read, so that neither an
-// oversized nor an endless manifest is held in memory. Blob bodies are
-// bounded by the reader, which takes the descriptor's size and no more.
+// limitTransport is the transport under every HTTP client of a session
+// (go-containerregistry's pullers, pushers, token and foreign-layer
+// clients all send their requests through it). It bounds:
+//
+//   - redirects: go-containerregistry gives its clients a redirect check
+//     of its own, which replaces net/http's cap of 10, so a registry that
+//     redirects a request to itself would be followed forever. A request
+//     reached through more than MaxRedirects redirects is refused here;
+//   - manifest responses: a body longer than manifest bytes (declared or
+//     streamed) fails the read, so that neither an oversized nor an
+//     endless manifest is held in memory. Blob bodies are bounded by the
+//     reader, which takes the descriptor's size and no more.
 type limitTransport struct {
 	base     http.RoundTripper
 	manifest int64
 }
 
+// MaxRedirects is the most redirects followed for one request, as
+// net/http's default.
+const MaxRedirects = 10
+
+// ErrTooManyRedirects is wrapped by the error of a request redirected
+// more than MaxRedirects times.
+var ErrTooManyRedirects = fmt.Errorf("stopped after %d redirects", MaxRedirects)
+
+// redirects counts the redirects that led to req (at most MaxRedirects+1)
+// and returns the request that started them: net/http sets Response on a
+// request it makes to follow a redirect, and that response's Request is
+// the one redirected.
+func redirects(req *http.Request) (int, *http.Request) {
+	n, first := 0, req
+	for first.Response != nil && first.Response.Request != nil && n <= MaxRedirects {
+		n++
+		first = first.Response.Request
+	}
+	return n, first
+}
+
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if n, first := redirects(req); n > MaxRedirects {
+		// The client's error names the method and the last URL.
+		if first.URL.String() == req.URL.String() {
+			return nil, fmt.Errorf("%w (each to the same URL)", ErrTooManyRedirects)
+		}
+		return nil, fmt.Errorf("%w, starting from %s", ErrTooManyRedirects, redactURL(first.URL))
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/manifests/") {
 		return resp, err
@@ -483,3 +520,14 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// redactURL writes u for an error message without its query and user
+// information (presigned blob URLs carry credentials there).
+func redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	return c.String()
+}

@@ -88,6 +88,12 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
+// readFile reads a registries.conf file or drop-in, within MaxFileSize.
+func readFile(name string) ([]byte, error) {
+	data, err := safefs.ReadRegular(nil, name, MaxFileSize)
+	return data, safefs.LimitFor(err, "registries.conf files (fixed: --max-file-size does not apply to them)")
+}
+
 // Load reads the registries.conf files of the process environment. A
 // missing default file means an empty configuration.
 func Load() (*Config, error) {
@@ -98,7 +104,7 @@ func Load() (*Config, error) {
 // LoadFiles reads and merges the files of loc.
 func LoadFiles(loc Locations) (*Config, error) {
 	cfg := &Config{}
-	data, err := safefs.ReadRegular(nil, loc.File, MaxFileSize)
+	data, err := readFile(loc.File)
 	switch {
 	case err == nil:
 		c, err := Parse(data, loc.File)
@@ -126,7 +132,7 @@ func LoadFiles(loc Locations) (*Config, error) {
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			data, err := safefs.ReadRegular(nil, p, MaxFileSize)
+			data, err := readFile(p)
 			if err != nil {
 				return nil, err
 			}

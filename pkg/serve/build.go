@@ -11,13 +11,10 @@ import (
 	"maps"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
-	"github.com/opmkit/opm/internal/ignore"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
 	"github.com/opmkit/opm/pkg/property"
@@ -50,9 +47,6 @@ type BuildOptions struct {
 	// number of CPUs).
 	Concurrency int
 }
-
-// maxFileSize bounds one catalog file.
-const maxFileSize = 2 << 30
 
 // customNameRE is what upstream requires of custom-schema names and
 // packages (serve refuses to start otherwise; validate does not care).
@@ -141,27 +135,6 @@ type customBlob struct {
 	at  span
 }
 
-// CatalogFiles lists the files of fsys the loader reads (every file that no
-// .indexignore excludes), in lexical order.
-func CatalogFiles(fsys fs.FS) ([]string, error) {
-	matcher, err := ignore.New(fsys, declcfg.IndexIgnoreFilename)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return &declcfg.LoadError{Pos: declcfg.Position{File: p}, Err: err}
-		}
-		if d.IsDir() || d.Name() == declcfg.IndexIgnoreFilename || matcher.Match(p, false) {
-			return nil
-		}
-		files = append(files, p)
-		return nil
-	})
-	return files, err
-}
-
 // Build reads the catalog in fsys and returns its index. It refuses
 // catalogs upstream `opm serve` refuses: any load, conversion or
 // validation error of `opm validate`, and custom-schema blobs whose schema
@@ -170,9 +143,9 @@ func Build(ctx context.Context, fsys fs.FS, opts BuildOptions) (*Index, error) {
 	if opts.Data == nil || opts.DataReader == nil {
 		return nil, errors.New("build: no data file")
 	}
-	files, err := CatalogFiles(fsys)
+	files, err := declcfg.ListFiles(ctx, fsys)
 	if err != nil {
-		return nil, nameErr(opts.Name, err)
+		return nil, NameErr(opts.Name, err)
 	}
 	data := newDataFile(opts.Data)
 	results, err := parseFiles(ctx, fsys, files, data, opts)
@@ -288,155 +261,87 @@ func deprecation(d *model.Deprecation) Deprecation {
 	return Deprecation{Set: true, Message: d.Message}
 }
 
-// parseFiles parses every file with a pool of workers. Results come back
-// in file order; on failure, the error is the one of the first bad file.
+// parseFiles parses every file with the loader's reader (declcfg.WalkFS:
+// the same checks, limits, parallelism and cancellation as render and
+// validate). Results come back in file order; on failure, the error is the
+// one of the first bad file.
 func parseFiles(ctx context.Context, fsys fs.FS, files []string, data *dataFile, opts BuildOptions) ([]fileResult, error) {
-	workers := opts.Concurrency
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
 	results := make([]fileResult, len(files))
-	errs := make([]error, len(files))
-	var next atomic.Int64
-	firstBad := atomic.Int64{}
-	firstBad.Store(int64(len(files)))
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(files)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte // file buffer, reused: nothing keeps a reference to it
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) || int64(i) > firstBad.Load() {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					storeMin(&firstBad, int64(i))
-					return
-				}
-				r, err := parseFile(fsys, files[i], data, opts.Name, opts.HTTP, &buf)
-				if err != nil {
-					errs[i] = err
-					storeMin(&firstBad, int64(i))
-					continue
-				}
-				results[i] = r
-			}
-		}()
+	lines := make([][]byte, len(files)) // with HTTP: each file's JSON lines, until written
+	visit := func(i int, blob declcfg.Blob) error {
+		r := &results[i]
+		if r.cfg == nil {
+			r.cfg = &declcfg.DeclarativeConfig{}
+		}
+		if opts.HTTP {
+			start := len(lines[i])
+			lines[i] = append(append(lines[i], blob.Meta.Blob...), '\n')
+			r.lines = append(r.lines, lineEntry{schema: blob.Meta.Schema, pkg: blob.Meta.Package, name: blob.Meta.Name,
+				at: span{Off: int64(start), Len: int64(len(lines[i]) - start)}})
+		}
+		return parseBlob(r, blob, data, opts.Name)
 	}
-	wg.Wait()
-	if i := firstBad.Load(); i < int64(len(files)) {
-		return nil, errs[i]
+	end := func(i int) error {
+		if results[i].cfg == nil {
+			results[i].cfg = &declcfg.DeclarativeConfig{}
+		}
+		if len(lines[i]) > 0 {
+			s, err := data.write(lines[i])
+			if err != nil {
+				return err
+			}
+			results[i].linesAt = s
+			lines[i] = nil
+		}
+		return nil
+	}
+	var lopts []declcfg.LoadOption
+	if opts.Concurrency > 0 {
+		lopts = append(lopts, declcfg.WithConcurrency(opts.Concurrency))
+	}
+	if err := declcfg.WalkFS(ctx, fsys, files, visit, end, lopts...); err != nil {
+		return nil, NameErr(opts.Name, err)
 	}
 	return results, nil
 }
 
-func storeMin(v *atomic.Int64, x int64) {
-	for {
-		cur := v.Load()
-		if x >= cur || v.CompareAndSwap(cur, x) {
-			return
-		}
-	}
-}
+// objPool holds the buffers bundles' manifests are gathered in.
+var objPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// parseFile loads one file, blob by blob, moving its manifests, CSV
-// metadata and custom blobs to the data file as it goes; with http, it
-// also writes the file's JSON lines there, in one section.
-func parseFile(fsys fs.FS, p string, data *dataFile, name string, http bool, buf *[]byte) (fileResult, error) {
-	raw, err := readFile(fsys, p, *buf)
-	if err != nil {
-		return fileResult{}, nameErr(name, &declcfg.LoadError{Pos: declcfg.Position{File: p}, Err: err})
-	}
-	*buf = raw[:0]
-	r := fileResult{cfg: &declcfg.DeclarativeConfig{}}
-	var lines []byte
-	var objBuf []byte
-	err = declcfg.WalkFile(raw, p, func(blob declcfg.Blob) error {
-		if http {
-			start := len(lines)
-			lines = append(append(lines, blob.Meta.Blob...), '\n')
-			r.lines = append(r.lines, lineEntry{schema: blob.Meta.Schema, pkg: blob.Meta.Package, name: blob.Meta.Name,
-				at: span{Off: int64(start), Len: int64(len(lines) - start)}})
-		}
-		switch {
-		case blob.Package != nil:
-			r.cfg.Packages = append(r.cfg.Packages, *blob.Package)
-		case blob.Channel != nil:
-			r.cfg.Channels = append(r.cfg.Channels, *blob.Channel)
-		case blob.Deprecation != nil:
-			r.cfg.Deprecations = append(r.cfg.Deprecations, *blob.Deprecation)
-		case blob.Bundle != nil:
-			extra, err := stripBundle(blob.Bundle, data, name, &objBuf)
-			if err != nil {
-				return err
-			}
-			r.cfg.Bundles = append(r.cfg.Bundles, *blob.Bundle)
-			r.extras = append(r.extras, extra)
-		default:
-			m := blob.Meta
-			if !customNameRE.MatchString(m.Schema) {
-				return fmt.Errorf("%s: invalid custom schema meta: invalid schema %q: must match %s", posName(name, m.Pos), m.Schema, CustomNamePattern)
-			}
-			if m.Package != "" && !customNameRE.MatchString(m.Package) {
-				return fmt.Errorf("%s: invalid custom schema meta: invalid package %q: must match %s", posName(name, m.Pos), m.Package, CustomNamePattern)
-			}
-			s, err := data.write(m.Blob)
-			if err != nil {
-				return err
-			}
-			r.custom = append(r.custom, customBlob{key: customKey{m.Schema, m.Package}, at: s})
-		}
-		return nil
-	})
-	if err != nil {
-		return fileResult{}, nameErr(name, err)
-	}
-	if http && len(lines) > 0 {
-		s, err := data.write(lines)
+// parseBlob adds one blob to r, moving its manifests, CSV metadata and
+// custom blobs to the data file.
+func parseBlob(r *fileResult, blob declcfg.Blob, data *dataFile, name string) error {
+	switch {
+	case blob.Package != nil:
+		r.cfg.Packages = append(r.cfg.Packages, *blob.Package)
+	case blob.Channel != nil:
+		r.cfg.Channels = append(r.cfg.Channels, *blob.Channel)
+	case blob.Deprecation != nil:
+		r.cfg.Deprecations = append(r.cfg.Deprecations, *blob.Deprecation)
+	case blob.Bundle != nil:
+		buf := objPool.Get().(*[]byte)
+		extra, err := stripBundle(blob.Bundle, data, name, buf)
+		objPool.Put(buf)
 		if err != nil {
-			return fileResult{}, err
+			return err
 		}
-		r.linesAt = s
-	}
-	return r, nil
-}
-
-// readFile reads p into buf's storage (grown as needed), refusing files
-// larger than maxFileSize.
-func readFile(fsys fs.FS, p string, buf []byte) ([]byte, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		if st.Size() > maxFileSize {
-			return nil, fmt.Errorf("file of %d bytes exceeds the limit of %d bytes", st.Size(), maxFileSize)
+		r.cfg.Bundles = append(r.cfg.Bundles, *blob.Bundle)
+		r.extras = append(r.extras, extra)
+	default:
+		m := blob.Meta
+		if !customNameRE.MatchString(m.Schema) {
+			return fmt.Errorf("%s: invalid custom schema meta: invalid schema %q: must match %s", posName(name, m.Pos), m.Schema, CustomNamePattern)
 		}
-		if int64(cap(buf)) < st.Size()+1 {
-			buf = make([]byte, 0, st.Size()+1)
+		if m.Package != "" && !customNameRE.MatchString(m.Package) {
+			return fmt.Errorf("%s: invalid custom schema meta: invalid package %q: must match %s", posName(name, m.Pos), m.Package, CustomNamePattern)
 		}
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if len(buf) > maxFileSize {
-			return nil, fmt.Errorf("file exceeds the limit of %d bytes", maxFileSize)
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
+		s, err := data.write(m.Blob)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		r.custom = append(r.custom, customBlob{key: customKey{m.Schema, m.Package}, at: s})
 	}
+	return nil
 }
 
 // stripBundle moves a bundle's manifests and CSV metadata to the data file,
@@ -588,8 +493,9 @@ func posName(name string, pos declcfg.Position) string {
 	return pos.String()
 }
 
-// nameErr puts the catalog name in front of the file of a load error.
-func nameErr(name string, err error) error {
+// NameErr puts the catalog name in front of the file of a load error
+// (a *declcfg.LoadError in err), once.
+func NameErr(name string, err error) error {
 	var le *declcfg.LoadError
 	if name != "" && errors.As(err, &le) && le.Pos.File != "" && !strings.HasPrefix(le.Pos.File, name+"/") {
 		le.Pos.File = path.Join(name, le.Pos.File)

@@ -14,10 +14,14 @@
 // they return (a GetBundle's manifests, a stub CSV made on demand from
 // olm.csv.metadata).
 //
-// An index can be kept in a cache directory ([BuildCache], [CheckCache],
-// [LoadCache]); a cache records the SHA-256 digest of the catalog's files
-// and the opm version and cache format that wrote it, so a stale or foreign
-// cache is detected rather than trusted.
+// Build reads catalog files with the shared loader (declcfg.WalkFS): the
+// same checks and limits as render and validate.
+//
+// An index can be kept in a cache directory ([BuildCache], [OpenCache]); a
+// cache records the SHA-256 digest of the catalog's files, the opm version
+// and cache format that wrote it, and the digests of its own files under a
+// seal, so a stale, foreign or edited cache is detected rather than
+// trusted. [NewGRPCServer] applies [Limits] to what clients may hold.
 //
 // The wire behaviour (ordering, errors and their status codes, what
 // GetBundle blanks, the stub CSV's bytes) follows the recorded upstream

@@ -32,7 +32,13 @@ import (
 // api.ExperimentalRegistry, grpc.health.v1.Health (always SERVING) and
 // server reflection over x. log, when not nil, receives one debug line per
 // call.
+//
+// The server applies Limits (DefaultLimits, or those of a WithLimits
+// option): streams per connection, streaming calls at once, and clients
+// that stop reading (call Drain before stopping it). Errors quote at most
+// 256 bytes of a request's name.
 func NewGRPCServer(x *Index, log *slog.Logger, opts ...grpc.ServerOption) *grpc.Server {
+	opts, g := limitOptions(opts)
 	if log != nil {
 		opts = append(opts,
 			grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -50,6 +56,7 @@ func NewGRPCServer(x *Index, log *slog.Logger, opts ...grpc.ServerOption) *grpc.
 		)
 	}
 	s := grpc.NewServer(opts...)
+	guards.Store(s, g)
 	api.RegisterRegistryServer(s, &RegistryServer{Index: x})
 	api.RegisterExperimentalRegistryServer(s, &ExperimentalServer{Index: x})
 	grpc_health_v1.RegisterHealthServer(s, HealthServer{})

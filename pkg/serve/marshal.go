@@ -167,7 +167,7 @@ func unmarshalIndex(buf []byte, dataSize int64) (*Index, error) {
 	}
 	readSpans := func() []span {
 		n := r.count(2)
-		out := make([]span, 0, n)
+		out := make([]span, 0, prealloc(n))
 		for range n {
 			out = append(out, readSpan())
 		}
@@ -176,18 +176,18 @@ func unmarshalIndex(buf []byte, dataSize int64) (*Index, error) {
 	readDep := func() Deprecation { return Deprecation{Set: r.bool(), Message: r.str()} }
 
 	np := r.count(4)
-	x.packages = make([]Package, 0, np)
+	x.packages = make([]Package, 0, prealloc(np))
 	for range np {
 		p := Package{Name: r.str(), DefaultChannel: r.str(), Deprecation: readDep(), Description: r.str()}
 		if r.bool() {
 			p.Icon = &Icon{Data: []byte(r.str()), MediaType: r.str()}
 		}
 		nc := r.count(4)
-		p.Channels = make([]Channel, 0, nc)
+		p.Channels = make([]Channel, 0, prealloc(nc))
 		for range nc {
 			c := Channel{Name: r.str(), Head: r.int32() - 1, Deprecation: readDep()}
 			nr := r.count(1)
-			c.Records = make([]int32, 0, nr)
+			c.Records = make([]int32, 0, prealloc(nr))
 			for range nr {
 				c.Records = append(c.Records, r.int32())
 			}
@@ -196,7 +196,7 @@ func unmarshalIndex(buf []byte, dataSize int64) (*Index, error) {
 		x.packages = append(x.packages, p)
 	}
 	nb := r.count(16)
-	x.bundles = make([]Bundle, 0, nb)
+	x.bundles = make([]Bundle, 0, prealloc(nb))
 	for range nb {
 		b := Bundle{Name: r.str(), Package: r.str(), Image: r.str(), Version: r.str()}
 		b.Properties = readKVs(r)
@@ -208,7 +208,7 @@ func unmarshalIndex(buf []byte, dataSize int64) (*Index, error) {
 		b.Meta = readSpan()
 		b.SemVer = r.str()
 		if n := r.count(2); n > 0 {
-			b.RelatedImages = make([]RelatedImage, 0, n)
+			b.RelatedImages = make([]RelatedImage, 0, prealloc(n))
 			for range n {
 				b.RelatedImages = append(b.RelatedImages, RelatedImage{Name: r.str(), Image: r.str()})
 			}
@@ -216,7 +216,7 @@ func unmarshalIndex(buf []byte, dataSize int64) (*Index, error) {
 		x.bundles = append(x.bundles, b)
 	}
 	nr := r.count(6)
-	x.records = make([]Record, 0, nr)
+	x.records = make([]Record, 0, prealloc(nr))
 	for range nr {
 		rec := Record{Package: r.int32(), Channel: r.int32(), Bundle: r.int32(), Replaces: r.str(), Skips: r.strs(), SkipRange: r.str()}
 		x.records = append(x.records, rec)
@@ -246,7 +246,7 @@ func unmarshalIndex(buf []byte, dataSize int64) (*Index, error) {
 		maps := make([]map[string][]span, 3)
 		for i := range maps {
 			n := r.count(2)
-			maps[i] = make(map[string][]span, n)
+			maps[i] = make(map[string][]span, prealloc(n))
 			for range n {
 				k := r.str()
 				spans := readSpansWithin(r, h.size)
@@ -262,17 +262,23 @@ func unmarshalIndex(buf []byte, dataSize int64) (*Index, error) {
 	if len(r.b) != 0 {
 		return nil, errors.New("trailing bytes")
 	}
-	if err := x.check(); err != nil {
+	if err := x.check(len(buf)); err != nil {
 		return nil, err
 	}
 	return x, nil
 }
 
+// prealloc bounds the capacity reserved for n decoded elements: a count
+// read from the index is only bounded by the bytes left, and an element
+// in memory is many times larger than its smallest encoding, so larger
+// tables grow as their elements are actually decoded.
+func prealloc(n int) int { return min(n, 1024) }
+
 // readSpansWithin reads spans that must lie within [0, size), in
 // increasing order.
 func readSpansWithin(r *reader, size int64) []span {
 	n := r.count(2)
-	out := make([]span, 0, n)
+	out := make([]span, 0, prealloc(n))
 	for range n {
 		s := span{Off: r.int64(), Len: r.int64()}
 		if s.Off < 0 || s.Len < 0 || s.Off > size || s.Len > size-s.Off || (len(out) > 0 && s.Off < out[len(out)-1].Off+out[len(out)-1].Len) {
@@ -289,7 +295,7 @@ func readKVs(r *reader) []KV {
 	if n == 0 {
 		return nil
 	}
-	out := make([]KV, 0, n)
+	out := make([]KV, 0, prealloc(n))
 	for range n {
 		out = append(out, KV{Type: r.str(), Value: r.str()})
 	}
@@ -301,7 +307,7 @@ func readGVKs(r *reader) []GVK {
 	if n == 0 {
 		return nil
 	}
-	out := make([]GVK, 0, n)
+	out := make([]GVK, 0, prealloc(n))
 	for range n {
 		out = append(out, GVK{Group: r.str(), Version: r.str(), Kind: r.str()})
 	}
@@ -309,8 +315,10 @@ func readGVKs(r *reader) []GVK {
 }
 
 // check verifies that every reference of a decoded index points inside its
-// table and that the orders lookups rely on hold.
-func (x *Index) check() error {
+// table, that every record is listed by its channel exactly once, that the
+// orders lookups rely on hold, and that the tables derived from the index
+// (finish) stay within a multiple of its size, size bytes.
+func (x *Index) check(size int) error {
 	bad := func(format string, args ...any) error { return fmt.Errorf("inconsistent index: "+format, args...) }
 	for i := range x.packages {
 		p := &x.packages[i]
@@ -345,15 +353,37 @@ func (x *Index) check() error {
 			}
 		}
 	}
+	listed := 0
+	for i := range x.packages {
+		for _, c := range x.packages[i].Channels {
+			listed += len(c.Records)
+		}
+	}
+	if listed != len(x.records) {
+		return bad("%d records, %d listed by channels", len(x.records), listed)
+	}
+	// The providers table has an entry per record and API its bundle
+	// provides: a bundle in many channels providing many APIs would make
+	// it quadratic in the index's size.
+	pairs := 0
 	for _, rec := range x.records {
 		if rec.Package < 0 || int(rec.Package) >= len(x.packages) ||
 			rec.Channel < 0 || int(rec.Channel) >= len(x.packages[rec.Package].Channels) ||
 			rec.Bundle < 0 || int(rec.Bundle) >= len(x.bundles) {
 			return bad("record out of range")
 		}
+		pairs += len(x.bundles[rec.Bundle].Provided)
+		if pairs > maxProviderPairs(size) {
+			return bad("more provided APIs across channels than an index of %d bytes can hold", size)
+		}
 	}
 	return nil
 }
+
+// maxProviderPairs is the most (record, provided API) pairs an index of
+// size bytes may imply. A real index has far fewer: each pair is a record
+// (6 bytes or more) or an API of its bundle (about 30 bytes).
+func maxProviderPairs(size int) int { return 4*size + 1024 }
 
 func sortedCustomKeys(m map[customKey][]span) []customKey {
 	keys := make([]customKey, 0, len(m))

@@ -2,10 +2,10 @@ package serve
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/serve"
 	"github.com/opmkit/opm/pkg/serve/jsoncache"
 )
@@ -49,20 +49,18 @@ type ImageCache struct {
 // files are parsed one at a time, so that the same catalog always gives
 // the same bytes.
 func BuildImageCache(ctx context.Context, o ImageCacheOptions) (*ImageCache, error) {
-	root, err := os.OpenRoot(o.Catalog)
+	// Read as `opm serve` reads a catalog: names resolved inside it,
+	// regular files only, within --max-file-size, cancellable.
+	fsys, err := safefs.OpenDir(ctx, o.Catalog)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	fsys := root.FS()
-	bopts := serve.BuildOptions{Name: filepath.ToSlash(filepath.Clean(o.Catalog)), Concurrency: 1}
+	defer fsys.Close()
+	name := filepath.ToSlash(filepath.Clean(o.Catalog))
+	bopts := serve.BuildOptions{Name: name, Concurrency: 1}
 	var x *serve.Index
 	if o.OpmServe {
-		files, err := serve.CatalogFiles(fsys)
-		if err != nil {
-			return nil, err
-		}
-		digest, err := serve.Digest(ctx, fsys, files)
+		digest, err := catalogDigest(ctx, fsys, name)
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/opmkit/opm/internal/buildinfo"
+	"github.com/opmkit/opm/internal/safefs"
+	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/serve"
@@ -283,12 +285,13 @@ func CacheIdentityOf(version, commit string) string {
 
 // index builds the index of dir, or loads it from the cache.
 func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger) (*serve.Index, *Result, error) {
-	root, err := os.OpenRoot(dir)
+	// The catalog is read as render and validate read it: names resolved
+	// inside dir, regular files only, within --max-file-size, cancellable.
+	fsys, err := safefs.OpenDir(ctx, dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer root.Close()
-	fsys := root.FS()
+	defer fsys.Close()
 	bopts := serve.BuildOptions{Name: name, HTTP: opts.HTTPAddr != ""}
 
 	if opts.CacheDir == "" {
@@ -301,22 +304,38 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		return x, &Result{Cache: "built", CacheDir: tmp}, nil
 	}
 
-	files, err := serve.CatalogFiles(fsys)
-	if err != nil {
-		return nil, nil, err
+	// The cache's own files are checked (hashed) while the catalog is
+	// hashed.
+	want := cacheMeta("", bopts.HTTP)
+	type opened struct {
+		c   *serve.Cache
+		err error
 	}
-	digest, err := serve.Digest(ctx, fsys, files)
-	if err != nil {
-		return nil, nil, err
-	}
-	want := cacheMeta(digest, bopts.HTTP)
-	have, err := serve.CheckCache(opts.CacheDir, want)
+	cc := make(chan opened, 1)
+	go func() {
+		c, err := serve.OpenCache(ctx, opts.CacheDir, want)
+		cc <- opened{c, err}
+	}()
+	digest, err := catalogDigest(ctx, fsys, name)
+	oc := <-cc
 	if err == nil {
-		x, lerr := serve.LoadCache(opts.CacheDir, have)
-		if lerr == nil {
-			return x, &Result{Cache: "cache hit", CacheDir: opts.CacheDir}, nil
+		err = ctx.Err()
+	}
+	if err != nil {
+		oc.c.Close()
+		return nil, nil, err
+	}
+	want.Digest = digest
+	err = oc.err
+	if err == nil {
+		if err = oc.c.Check(digest); err == nil {
+			x, lerr := oc.c.Load()
+			if lerr == nil {
+				return x, &Result{Cache: "cache hit", CacheDir: opts.CacheDir}, nil
+			}
+			err = lerr
 		}
-		err = lerr
+		oc.c.Close()
 	}
 	status := "cache built"
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -344,6 +363,19 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		return nil, nil, terr
 	}
 	return x, &Result{Cache: "built", CacheDir: tmp}, nil
+}
+
+// catalogDigest hashes the catalog's files (serve.Digest).
+func catalogDigest(ctx context.Context, fsys fs.FS, name string) (string, error) {
+	files, err := declcfg.ListFiles(ctx, fsys)
+	if err != nil {
+		return "", serve.NameErr(name, err)
+	}
+	digest, err := serve.Digest(ctx, fsys, files)
+	if err != nil {
+		return "", serve.NameErr(name, err)
+	}
+	return digest, nil
 }
 
 // serveIndex listens and serves until ctx is cancelled.
@@ -404,6 +436,7 @@ func serveIndex(ctx context.Context, x *serve.Index, opts Options, name string, 
 	go func() {
 		defer wg.Done()
 		done := make(chan struct{})
+		serve.Drain(srv) // clients that do not read do not hold the stop up
 		go func() { srv.GracefulStop(); close(done) }()
 		select {
 		case <-done:

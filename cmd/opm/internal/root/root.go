@@ -291,7 +291,7 @@ func Run(args []string, ios *cmdutil.IOStreams) int {
 	err := cmd.ExecuteContext(ctx)
 	if err != nil && cmdutil.ShouldPrint(err) {
 		fmt.Fprintf(ios.ErrOut, "Error: %v\n", err)
-		if errors.Is(err, declcfg.ErrFileTooLarge) {
+		if declcfg.IsMaxFileSizeError(err) {
 			fmt.Fprintln(ios.ErrOut, "The limit is set with --max-file-size.")
 		}
 		var fe *cmdutil.FlagError
