@@ -33,7 +33,7 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("OPM_UPDATE") == "1",
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits, "bounded": cmdBounded},
 		Condition: func(cond string) (bool, error) {
 			if cond == "conformance" {
 				return conformance != "", nil

@@ -65,3 +65,36 @@ func ReplaceDir(dir string, write func(staging string) error) error {
 	}
 	return nil
 }
+
+// ReplaceFile writes data to path atomically: to a temporary file beside
+// it (hidden, ".NAME.tmp-RANDOM"), synced, given mode perm, then renamed
+// over path, so that a reader sees the old file or the new one, never a
+// part. The temporary file is removed on error.
+func ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		_ = os.Remove(name)
+	}
+	return err
+}

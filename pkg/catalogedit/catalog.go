@@ -147,6 +147,9 @@ func Open(ctx context.Context, p string) (*Catalog, error) {
 		if !st.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s is not a regular file or a directory", p)
 		}
+		if lst, err := os.Lstat(p); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			return nil, symlinkedFileError(p)
+		}
 		c.root, err = os.OpenRoot(filepath.Dir(p))
 		if err != nil {
 			return nil, err
@@ -599,4 +602,16 @@ func cleanFileName(name string) bool {
 		}
 	}
 	return true
+}
+
+// symlinkedFileError refuses a catalog file named through a symbolic link:
+// edits rewrite the file they are given (a new file renamed over it),
+// which would replace the link rather than change what it points to, and
+// the target may lie outside the directory the catalog is confined to.
+func symlinkedFileError(p string) error {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("%s is a symbolic link that cannot be followed (%v): name a catalog directory or a catalog file itself", p, err)
+	}
+	return fmt.Errorf("%s is a symbolic link to the file %s: catalog edits rewrite the file they are given and do not follow links; name the file itself (%s) or the catalog directory", p, target, target)
 }

@@ -449,6 +449,9 @@ func (c *Catalog) packageConfig(pkg string) *declcfg.DeclarativeConfig {
 // lostPaths compares pkg's upgrade graphs before and after a removal.
 func (c *Catalog) lostPaths(pkg string, before *declcfg.DeclarativeConfig, removed map[string]bool) ([]LostPath, error) {
 	gb, err := graph.New(before)
+	if err == nil {
+		err = gb.CheckEdges(graph.MaxEdges) // reach walks every edge
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +511,7 @@ func (c *Catalog) lostPaths(pkg string, before *declcfg.DeclarativeConfig, remov
 // to through any number of edges.
 func reach(ch *graph.ChannelGraph) map[string]map[string]bool {
 	next := map[string][]string{}
-	for _, e := range ch.Edges {
+	for _, e := range ch.Edges() {
 		next[e.From] = append(next[e.From], e.To)
 	}
 	out := map[string]map[string]bool{}

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
-	"strconv"
 )
 
 // Writing: all files or none.
@@ -16,13 +14,20 @@ import (
 // Every check that can refuse the write runs first (each file is still a
 // regular, writable file holding exactly the bytes that were edited, each
 // new file does not exist yet). Then every new content is written to a
-// temporary file beside its target and synced. Only then are the targets
-// replaced, one rename each, after keeping a hard link to each old file;
-// if a step fails, the files already replaced are put back from those
-// links. A refused or failed write leaves every file as it was.
+// temporary file and synced, with the old file's mode and owner. Only then
+// are the targets replaced, one rename each, after keeping a hard link to
+// each old file; if a step fails, the files already replaced are put back
+// from those links. A refused or failed write leaves every file as it was.
+// The temporary files and links live outside the catalog's tree when they
+// can (see side), so that a process killed mid-write leaves nothing there
+// that the loader would read.
 
 // testFailAfter makes Write fail after that many replacements (tests).
 var testFailAfter = -1
+
+// testStep, when set, is called before each replacement and after the
+// last, with the number done (tests).
+var testStep func(done int)
 
 // Write applies the changes to the files.
 func (c *Catalog) Write(changes []FileChange) error {
@@ -30,13 +35,16 @@ func (c *Catalog) Write(changes []FileChange) error {
 		return nil
 	}
 	modes := make([]fs.FileMode, len(changes))
+	owners := make([]owner, len(changes))
 	for i, ch := range changes {
-		mode, err := c.preflight(ch)
+		mode, own, err := c.preflight(ch)
 		if err != nil {
 			return err
 		}
-		modes[i] = mode
+		modes[i], owners[i] = mode, own
 	}
+	sd := newSide(c.root, c.Path, c.single != "")
+	defer sd.close()
 
 	type step struct {
 		ch     FileChange
@@ -52,7 +60,7 @@ func (c *Catalog) Write(changes []FileChange) error {
 				continue
 			}
 			if s.tmp != "" {
-				_ = c.root.Remove(s.tmp)
+				_ = sd.remove(s.tmp)
 			}
 		}
 		for i := len(madeDirs) - 1; i >= 0; i-- {
@@ -73,7 +81,7 @@ func (c *Catalog) Write(changes []FileChange) error {
 				return fmt.Errorf("write %s: %w", ch.Display, err)
 			}
 		}
-		tmp, err := c.writeTemp(ch.Name, ch.New, modes[i])
+		tmp, err := sd.create(ch.Name, ch.New, modes[i], owners[i])
 		if err != nil {
 			cleanup()
 			return fmt.Errorf("write %s: %w", ch.Display, err)
@@ -86,7 +94,7 @@ func (c *Catalog) Write(changes []FileChange) error {
 			s := steps[i]
 			if !s.done {
 				if s.backup != "" {
-					_ = c.root.Remove(s.backup)
+					_ = sd.remove(s.backup)
 				}
 				continue
 			}
@@ -94,26 +102,32 @@ func (c *Catalog) Write(changes []FileChange) error {
 			case ActionCreated:
 				_ = c.root.Remove(s.ch.Name)
 			default:
-				_ = c.root.Rename(s.backup, s.ch.Name)
+				_ = sd.moveIn(s.backup, s.ch.Name)
 			}
 		}
 	}
 	for i, s := range steps {
+		if testStep != nil {
+			testStep(i)
+		}
 		if i == testFailAfter {
 			rollback()
 			cleanup()
 			return fmt.Errorf("write %s: injected failure", s.ch.Display)
 		}
-		if err := c.replace(s.ch, s.tmp, &s.backup); err != nil {
+		if err := replace(sd, s.ch, s.tmp, &s.backup); err != nil {
 			rollback()
 			cleanup()
 			return fmt.Errorf("write %s: %w", s.ch.Display, err)
 		}
 		s.done, s.tmp = true, ""
 	}
+	if testStep != nil {
+		testStep(len(steps))
+	}
 	for _, s := range steps {
 		if s.backup != "" {
-			_ = c.root.Remove(s.backup)
+			_ = sd.remove(s.backup)
 		}
 	}
 	return nil
@@ -141,10 +155,10 @@ func (c *Catalog) mkdirs(dir string) ([]string, error) {
 
 // preflight checks that a change can be written and returns the mode of
 // the file to write.
-func (c *Catalog) preflight(ch FileChange) (fs.FileMode, error) {
+func (c *Catalog) preflight(ch FileChange) (fs.FileMode, owner, error) {
 	if ch.Action == ActionCreated {
 		if _, err := c.root.Lstat(ch.Name); !errors.Is(err, fs.ErrNotExist) {
-			return 0, fmt.Errorf("refusing to overwrite %s: it exists", ch.Display)
+			return 0, owner{}, fmt.Errorf("refusing to overwrite %s: it exists", ch.Display)
 		}
 		for dir := path.Dir(ch.Name); dir != "."; dir = path.Dir(dir) {
 			st, err := c.root.Lstat(dir)
@@ -152,115 +166,79 @@ func (c *Catalog) preflight(ch FileChange) (fs.FileMode, error) {
 				continue // created with the file
 			}
 			if err != nil || !st.IsDir() {
-				return 0, fmt.Errorf("cannot create %s: %s is not a directory", ch.Display, c.DisplayName(dir))
+				return 0, owner{}, fmt.Errorf("cannot create %s: %s is not a directory", ch.Display, c.DisplayName(dir))
 			}
 			break
 		}
-		return 0o666, nil
+		return 0o666, owner{}, nil
 	}
 	st, err := c.root.Lstat(ch.Name)
 	if err != nil {
-		return 0, err
+		return 0, owner{}, err
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
-		return 0, fmt.Errorf("refusing to edit %s: it is a symbolic link (edit the file it points to)", ch.Display)
+		return 0, owner{}, fmt.Errorf("refusing to edit %s: it is a symbolic link (edit the file it points to)", ch.Display)
 	}
 	if !st.Mode().IsRegular() {
-		return 0, fmt.Errorf("refusing to edit %s: not a regular file", ch.Display)
+		return 0, owner{}, fmt.Errorf("refusing to edit %s: not a regular file", ch.Display)
 	}
 	if st.Mode().Perm()&0o222 == 0 {
-		return 0, fmt.Errorf("refusing to edit %s: the file is read-only", ch.Display)
+		return 0, owner{}, fmt.Errorf("refusing to edit %s: the file is read-only", ch.Display)
 	}
 	f, err := c.root.OpenFile(ch.Name, os.O_WRONLY, 0)
 	if err != nil {
-		return 0, fmt.Errorf("refusing to edit %s: %w", ch.Display, err)
+		return 0, owner{}, fmt.Errorf("refusing to edit %s: %w", ch.Display, err)
 	}
 	f.Close()
 	now, err := c.readFile(ch.Name)
 	if err != nil {
-		return 0, err
+		return 0, owner{}, err
 	}
 	if !bytes.Equal(now, ch.Old) {
-		return 0, fmt.Errorf("refusing to edit %s: it changed since it was read", ch.Display)
+		return 0, owner{}, fmt.Errorf("refusing to edit %s: it changed since it was read", ch.Display)
 	}
-	return st.Mode().Perm(), nil
-}
-
-// sideName returns a hidden name beside file for a temporary or backup.
-func sideName(file, kind string) string {
-	dir, base := path.Split(file)
-	return dir + "." + base + ".opm-" + kind + "-" + strconv.FormatUint(rand.Uint64(), 36)
-}
-
-// writeTemp writes data to a new temporary file beside name.
-func (c *Catalog) writeTemp(name string, data []byte, mode fs.FileMode) (string, error) {
-	for range 100 {
-		tmp := sideName(name, "edit")
-		f, err := c.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil && mode != 0o666 {
-			// keep the old file's mode exactly (OpenFile applies the umask)
-			err = c.root.Chmod(tmp, mode)
-		}
-		if err != nil {
-			_ = c.root.Remove(tmp)
-			return "", err
-		}
-		return tmp, nil
-	}
-	return "", errors.New("cannot create a temporary file")
+	return st.Mode().Perm(), fileOwner(st), nil
 }
 
 // replace puts one change in place, leaving in *backup the name that
 // restores the old file.
-func (c *Catalog) replace(ch FileChange, tmp string, backup *string) error {
+func replace(sd side, ch FileChange, tmp string, backup *string) error {
 	switch ch.Action {
 	case ActionCreated:
 		// a link fails rather than overwrite a file created meanwhile
-		if err := c.root.Link(tmp, ch.Name); err != nil {
+		if err := sd.linkIn(tmp, ch.Name); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return err
 			}
-			return c.root.Rename(tmp, ch.Name)
+			return sd.moveIn(tmp, ch.Name)
 		}
-		return c.root.Remove(tmp)
+		return sd.remove(tmp)
 	case ActionDeleted:
-		b := sideName(ch.Name, "old")
-		if err := c.root.Rename(ch.Name, b); err != nil {
+		b, err := sd.moveOut(ch.Name)
+		if err != nil {
 			return err
 		}
 		*backup = b
 		return nil
 	default:
-		b := sideName(ch.Name, "old")
-		if err := c.root.Link(ch.Name, b); err != nil {
+		b, err := sd.linkOut(ch.Name)
+		if err != nil {
 			// no hard links here: move the old file aside instead
-			if err := c.root.Rename(ch.Name, b); err != nil {
+			b, err = sd.moveOut(ch.Name)
+			if err != nil {
 				return err
 			}
 			*backup = b
-			if err := c.root.Rename(tmp, ch.Name); err != nil {
-				_ = c.root.Rename(b, ch.Name)
+			if err := sd.moveIn(tmp, ch.Name); err != nil {
+				_ = sd.moveIn(b, ch.Name)
 				*backup = ""
 				return err
 			}
 			return nil
 		}
 		*backup = b
-		if err := c.root.Rename(tmp, ch.Name); err != nil {
-			_ = c.root.Remove(b)
+		if err := sd.moveIn(tmp, ch.Name); err != nil {
+			_ = sd.remove(b)
 			*backup = ""
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/opmkit/opm/pkg/declcfg"
 )
 
 // snapshot returns every file under dir with its content.
@@ -132,11 +134,19 @@ func TestWriteRefusesReadOnlyAndChangedFiles(t *testing.T) {
 	}
 }
 
+// TestWriteKeepsMode: a file rewritten keeps its mode, and its owner and
+// group (as root: other users cannot give files away).
 func TestWriteKeepsMode(t *testing.T) {
 	dir := twoFileCatalog(t)
 	p := filepath.Join(dir, "foo", "package.yaml")
 	if err := os.Chmod(p, 0o640); err != nil {
 		t.Fatal(err)
+	}
+	root := os.Geteuid() == 0
+	if root {
+		if err := os.Chown(p, 4321, 4322); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c, changes := removeV1(t, dir)
 	if err := c.Write(changes); err != nil {
@@ -149,8 +159,56 @@ func TestWriteKeepsMode(t *testing.T) {
 	if st.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v", st.Mode().Perm())
 	}
+	if own := fileOwner(st); root && (own.uid != 4321 || own.gid != 4322) {
+		t.Errorf("owner %d:%d", own.uid, own.gid)
+	}
 	ents, _ := os.ReadDir(filepath.Join(dir, "foo"))
 	if len(ents) != 2 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// TestWriteLeavesNothingInTheTree: at every point of a write (a process
+// killed there stops there), the catalog directory holds only catalog
+// files, each old or new, and loads; the temporary files and backups are
+// in a directory beside it, which is gone at the end.
+func TestWriteLeavesNothingInTheTree(t *testing.T) {
+	dir := twoFileCatalog(t)
+	c, changes := removeV1(t, dir)
+	names := func(d string) []string {
+		var out []string
+		_ = filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				rel, _ := filepath.Rel(d, p)
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		sort.Strings(out)
+		return out
+	}
+	steps := 0
+	testStep = func(done int) {
+		steps++
+		if got := names(dir); strings.Join(got, " ") != "foo/bundles.yaml foo/package.yaml" {
+			t.Errorf("after %d replacements the tree holds %v", done, got)
+		}
+		if _, err := declcfg.LoadFS(context.Background(), os.DirFS(dir)); err != nil {
+			t.Errorf("after %d replacements: %v", done, err)
+		}
+		side, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".opm-edit-*"))
+		if len(side) != 1 {
+			t.Errorf("after %d replacements: side directories %v", done, side)
+		}
+	}
+	defer func() { testStep = nil }()
+	if err := c.Write(changes); err != nil {
+		t.Fatal(err)
+	}
+	if steps != 3 {
+		t.Errorf("%d steps seen", steps)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(dir)); len(ents) != 1 {
+		t.Errorf("left beside the catalog: %v", ents)
 	}
 }

@@ -318,7 +318,7 @@ func checkRemovalReport(t *testing.T, dir string, r *Report, from, to *Summary, 
 			var wantEntries, wantEdges []string
 			if p.Name == bpkg && nc.Has(b) {
 				wantEntries = []string{b}
-				for _, e := range nc.Edges {
+				for _, e := range nc.Edges() {
 					if e.To == b || (e.From == b && e.Kind == graph.KindSkipRange) {
 						wantEdges = append(wantEdges, edgeKey(e))
 					}

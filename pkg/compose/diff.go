@@ -563,10 +563,10 @@ func diffChannel(oc, nc *graph.ChannelGraph, og, ng *graph.PackageGraph) *Channe
 		}
 	}
 	oldEdges, newEdges := map[string]graph.Edge{}, map[string]graph.Edge{}
-	for _, e := range oc.Edges {
+	for _, e := range oc.Edges() {
 		oldEdges[edgeKey(e)] = e
 	}
-	for _, e := range nc.Edges {
+	for _, e := range nc.Edges() {
 		k := edgeKey(e)
 		if _, dup := newEdges[k]; dup {
 			continue
@@ -577,7 +577,7 @@ func diffChannel(oc, nc *graph.ChannelGraph, og, ng *graph.PackageGraph) *Channe
 		}
 	}
 	done := map[string]bool{}
-	for _, e := range oc.Edges {
+	for _, e := range oc.Edges() {
 		k := edgeKey(e)
 		if _, ok := newEdges[k]; !ok && !done[k] {
 			done[k] = true

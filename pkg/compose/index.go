@@ -118,5 +118,13 @@ func graphOf(cfg *declcfg.DeclarativeConfig, keep func(pkg string) bool) (*graph
 			sub.Deprecations = append(sub.Deprecations, d)
 		}
 	}
-	return graph.New(sub)
+	g, err := graph.New(sub)
+	if err != nil {
+		return nil, err
+	}
+	// Diffs and re-stitching compare every edge: bound them.
+	if err := g.CheckEdges(graph.MaxEdges); err != nil {
+		return nil, err
+	}
+	return g, nil
 }

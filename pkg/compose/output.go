@@ -17,9 +17,14 @@ func (e *NotEmptyError) Error() string {
 }
 
 // CheckOutputDir fails unless dir is absent or empty, or force allows
-// replacing its contents. Callers check before any long work, so that a
+// replacing its contents; and, whatever force says, when dir is, holds or
+// lies inside one of inputs, or is a system or home directory (see
+// fsutil.CheckOutputDir). Callers check before any long work, so that a
 // refusal comes at once.
-func CheckOutputDir(dir string, force bool) error {
+func CheckOutputDir(dir string, force bool, inputs ...string) error {
+	if err := fsutil.CheckOutputDir(dir, inputs...); err != nil {
+		return err
+	}
 	empty, err := fsutil.EmptyOrAbsent(dir)
 	if errors.Is(err, fsutil.ErrNotDirectory) {
 		return fmt.Errorf("output directory %q is not a directory", dir)
@@ -37,9 +42,10 @@ func CheckOutputDir(dir string, force bool) error {
 // package holding catalog.json or catalog.yaml, and catalog.<ext> at the
 // top for blobs of no package), atomically: the tree is built beside dir
 // and moved into place when complete. A non-empty dir is refused unless
-// force, which replaces its contents.
-func WriteDir(cfg *declcfg.DeclarativeConfig, dir string, format declcfg.Format, force bool) error {
-	if err := CheckOutputDir(dir, force); err != nil {
+// force, which replaces its contents; dir is checked against inputs again
+// (CheckOutputDir) just before.
+func WriteDir(cfg *declcfg.DeclarativeConfig, dir string, format declcfg.Format, force bool, inputs ...string) error {
+	if err := CheckOutputDir(dir, force, inputs...); err != nil {
 		return err
 	}
 	empty, err := fsutil.EmptyOrAbsent(dir)

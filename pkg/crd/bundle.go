@@ -386,7 +386,12 @@ func (k *Checker) Check(ctx context.Context, from, to string) (*BundleReport, er
 func (k *Checker) CheckPackage(ctx context.Context, p *graph.PackageGraph) ([]EdgeReport, error) {
 	var out []EdgeReport
 	for _, c := range p.Channels {
-		for _, e := range c.Edges {
+		// Every edge is compared: bound them (skipRanges that all cover
+		// each other make quadratically many).
+		if c.EdgeCount(graph.MaxEdges) > graph.MaxEdges {
+			return nil, &graph.TooManyEdgesError{Package: p.Name, Channel: c.Name, Limit: graph.MaxEdges}
+		}
+		for _, e := range c.Edges() {
 			r, err := k.Check(ctx, e.From, e.To)
 			if err != nil {
 				return nil, err

@@ -2,6 +2,7 @@ package declcfg
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -11,8 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/internal/jsonscan"
@@ -49,21 +48,17 @@ func WriteJSON(cfg DeclarativeConfig, w io.Writer) error {
 
 // WriteYAML writes cfg as upstream does: each blob converted from JSON to
 // YAML by sigs.k8s.io/yaml (yaml.v2 key order, quoting and folding) and
-// prefixed with "---\n".
+// prefixed with "---\n". Large blobs are converted in pieces, with the
+// same result (see writeYAMLBlob).
 func WriteYAML(cfg DeclarativeConfig, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var compact []byte
 	err := walkOrdered(cfg, func(v any) error {
 		compact = appendBlob(compact[:0], v)
-		y, err := yaml.JSONToYAML(compact)
-		if err != nil {
-			return err
-		}
 		if _, err := bw.WriteString("---\n"); err != nil {
 			return err
 		}
-		_, err = bw.Write(y)
-		return err
+		return writeYAMLBlob(bw, compact)
 	})
 	if err != nil {
 		return err
@@ -80,6 +75,30 @@ func Write(cfg DeclarativeConfig, w io.Writer, f Format) error {
 		return WriteYAML(cfg, w)
 	}
 	return fmt.Errorf("unknown format %q", f)
+}
+
+// WriteContext is Write checking ctx at every write to w, so that
+// writing a large output stops soon after ctx is done (with ctx's error).
+func WriteContext(ctx context.Context, cfg DeclarativeConfig, w io.Writer, f Format) error {
+	cw := &ContextWriter{Ctx: ctx, W: w}
+	err := Write(cfg, cw, f)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// ContextWriter is W failing with Ctx's error once Ctx is done.
+type ContextWriter struct {
+	Ctx context.Context
+	W   io.Writer
+}
+
+func (c *ContextWriter) Write(p []byte) (int, error) {
+	if err := c.Ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.W.Write(p)
 }
 
 // walkOrdered calls fn for every blob in upstream's output order: packages
@@ -406,7 +425,8 @@ const indentFlush = 64 << 10
 // json.Indent does (empty objects and arrays stay "{}" and "[]"). String
 // contents are copied verbatim. With a writer w, output is written to it as
 // it goes (what is returned is the rest), so that a large blob is not held
-// twice; w's errors are sticky and left to its caller.
+// twice; at w's first error it stops, and the error, sticky in w, is left
+// to its caller.
 func appendIndent(dst, src []byte, w *bufio.Writer) []byte {
 	depth := 0
 	needIndent := false
@@ -436,7 +456,9 @@ func appendIndent(dst, src []byte, w *bufio.Writer) []byte {
 			if w != nil && len(dst)+j-i > indentFlush {
 				w.Write(dst)
 				dst = dst[:0]
-				w.Write(src[i:min(j+1, len(src))])
+				if _, err := w.Write(src[i:min(j+1, len(src))]); err != nil {
+					return dst // the error is w's: stop here
+				}
 			} else {
 				dst = append(dst, src[i:min(j+1, len(src))]...)
 			}
@@ -462,8 +484,11 @@ func appendIndent(dst, src []byte, w *bufio.Writer) []byte {
 			dst = append(dst, c)
 		}
 		if w != nil && len(dst) > indentFlush {
-			w.Write(dst)
+			_, err := w.Write(dst)
 			dst = dst[:0]
+			if err != nil {
+				return dst // the error is w's: stop here
+			}
 		}
 	}
 	return dst

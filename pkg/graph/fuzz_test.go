@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -71,7 +72,7 @@ func FuzzGraph(f *testing.F) {
 					t.Fatal(err)
 				}
 				checkPath(t, p, c, paths[0])
-				if _, err := p.CheckClusterUpgrade(in, OpenShiftVersion{Major: 4, Minor: 19}, sem, nil); err != nil {
+				if _, err := p.CheckClusterUpgrade(context.Background(), in, OpenShiftVersion{Major: 4, Minor: 19}, sem, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

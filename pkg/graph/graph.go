@@ -96,9 +96,9 @@ type ChannelGraph struct {
 	ChainErr error
 	Stranded []string
 
-	// Edges in entry order (of To), then replaces, skips, skipRange, then
-	// From in entry order.
-	Edges []Edge
+	// baseEdges are the replaces and skips edges, in entry order (of To);
+	// Edges adds the skipRange edges on demand.
+	baseEdges []Edge
 	// RangeErrors holds skipRanges that do not parse, by entry name; such
 	// a range makes no edge.
 	RangeErrors map[string]error
@@ -115,7 +115,7 @@ type ChannelGraph struct {
 	bySkips    map[string][]int
 	ranged     []int
 	rangeAt    []*versionrange.SkipRange // by entry index
-	coveredBy  [][]int                   // by entry index: entries whose skipRange covers it
+	nodeAt     []*Node                   // by entry index (nil for a repeated name)
 
 	mu    sync.Mutex
 	succs map[string][]succ // successors of catalog nodes, by name
@@ -324,13 +324,12 @@ func (c *ChannelGraph) build(p *PackageGraph) {
 	c.bySkips = map[string][]int{}
 	c.succs = map[string][]succ{}
 	c.rangeAt = make([]*versionrange.SkipRange, len(c.Entries))
-	c.coveredBy = make([][]int, len(c.Entries))
-	nodeAt := make([]*Node, len(c.Entries))
+	c.nodeAt = make([]*Node, len(c.Entries))
 	for i, e := range c.Entries {
 		if c.entries[e.Name] != i {
 			continue // duplicate entry name: the first wins
 		}
-		nodeAt[i] = p.Nodes[e.Name]
+		c.nodeAt[i] = p.Nodes[e.Name]
 		if e.Replaces != "" {
 			c.byReplaces[e.Replaces] = append(c.byReplaces[e.Replaces], i)
 		}
@@ -340,11 +339,11 @@ func (c *ChannelGraph) build(p *PackageGraph) {
 			}
 		}
 		if e.Replaces != "" {
-			c.Edges = append(c.Edges, Edge{From: e.Replaces, To: e.Name, Kind: KindReplaces})
+			c.baseEdges = append(c.baseEdges, Edge{From: e.Replaces, To: e.Name, Kind: KindReplaces})
 		}
 		for _, s := range e.Skips {
 			if s != "" {
-				c.Edges = append(c.Edges, Edge{From: s, To: e.Name, Kind: KindSkips})
+				c.baseEdges = append(c.baseEdges, Edge{From: s, To: e.Name, Kind: KindSkips})
 			}
 		}
 		if e.SkipRange == "" {
@@ -362,19 +361,113 @@ func (c *ChannelGraph) build(p *PackageGraph) {
 		c.rangeAt[i] = r
 		c.ranged = append(c.ranged, i)
 	}
-	// skipRange edges: every other entry whose version the range covers,
-	// in entry order. coveredBy keeps the reverse relation for successor
-	// queries.
+	// skipRange edges are not built here: a channel of N entries whose
+	// every skipRange covers every other version has N² of them (a 1 MB
+	// catalog, gigabytes of edges), while a query needs the few that leave
+	// the bundles it visits. Queries test the ranges of the bundles they
+	// visit; Edges builds them all for the commands that draw the graph,
+	// after EdgeCount has bounded them.
+}
+
+// Edges returns every edge of the channel: the replaces and skips edges
+// in entry order (of To), then the skipRange edges by the entry that has
+// the range, each from every other entry whose version it covers, in
+// entry order. They are built on each call; a channel can have
+// quadratically many skipRange edges, so a caller with an untrusted
+// catalog bounds them first with EdgeCount or [Graph.CheckEdges].
+func (c *ChannelGraph) Edges() []Edge {
+	out := append([]Edge(nil), c.baseEdges...)
+	c.rangeEdges(func(i, j int) bool {
+		e := c.Entries[i]
+		out = append(out, Edge{From: c.nodeAt[j].Name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
+		return true
+	})
+	return out
+}
+
+// EdgesFrom returns the edges of Edges whose From is name, in the same
+// order, without building the others.
+func (c *ChannelGraph) EdgesFrom(name string) []Edge {
+	var out []Edge
+	for _, e := range c.baseEdges {
+		if e.From == name {
+			out = append(out, e)
+		}
+	}
+	j, ok := c.entries[name]
+	if !ok {
+		return out
+	}
+	n := c.nodeAt[j]
+	if n == nil || !n.HasVersion {
+		return out
+	}
 	for _, i := range c.ranged {
-		r, e := c.rangeAt[i], c.Entries[i]
-		for j, n := range nodeAt {
+		if i != j && c.rangeAt[i].Contains(n.Version) {
+			e := c.Entries[i]
+			out = append(out, Edge{From: name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
+		}
+	}
+	return out
+}
+
+// rangeEdges calls fn for every skipRange edge, from entry j to entry i,
+// in Edges' order, until fn returns false.
+func (c *ChannelGraph) rangeEdges(fn func(i, j int) bool) {
+	for _, i := range c.ranged {
+		r := c.rangeAt[i]
+		for j, n := range c.nodeAt {
 			if j == i || n == nil || !n.HasVersion || !r.Contains(n.Version) {
 				continue
 			}
-			c.Edges = append(c.Edges, Edge{From: n.Name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
-			c.coveredBy[j] = append(c.coveredBy[j], i)
+			if !fn(i, j) {
+				return
+			}
 		}
 	}
+}
+
+// EdgeCount returns the number of edges Edges would return, counting no
+// further than limit+1.
+func (c *ChannelGraph) EdgeCount(limit int) int {
+	n := len(c.baseEdges)
+	if n > limit {
+		return n
+	}
+	c.rangeEdges(func(int, int) bool {
+		n++
+		return n <= limit
+	})
+	return n
+}
+
+// MaxEdges bounds the edges of one channel that the commands drawing a
+// graph (opm graph show, alpha render-graph, catalog diff) build. Real
+// channels have hundreds to a few thousands; a channel of a few thousand
+// entries whose skipRanges all cover each other has millions.
+const MaxEdges = 1_000_000
+
+// TooManyEdgesError is a channel with more edges than a drawing holds.
+type TooManyEdgesError struct {
+	Package, Channel string
+	Limit            int
+}
+
+func (e *TooManyEdgesError) Error() string {
+	return fmt.Sprintf("package %q, channel %q: more than %d upgrade edges (its skipRanges cover each other's versions); too many to draw or compare: query it with opm graph path or successors, or select other channels", e.Package, e.Channel, e.Limit)
+}
+
+// CheckEdges returns a *TooManyEdgesError for the first channel with more
+// than limit edges.
+func (g *Graph) CheckEdges(limit int) error {
+	for _, p := range g.Packages {
+		for _, c := range p.Channels {
+			if c.EdgeCount(limit) > limit {
+				return &TooManyEdgesError{Package: p.Name, Channel: c.Name, Limit: limit}
+			}
+		}
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {

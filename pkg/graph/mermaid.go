@@ -85,7 +85,9 @@ func bundleVersions(cfg *declcfg.DeclarativeConfig) (map[string]semver.Version, 
 // not match Mermaid's own edge numbering), deprecated channels match by
 // name in any package, and only the last deprecated package is styled.
 //
-// cfg.Channels is not modified.
+// cfg.Channels is not modified. A flowchart of more than MaxEdges links
+// (a channel whose skipRanges all cover each other has quadratically
+// many) is refused with a *TooManyEdgesError before it is written.
 func WriteMermaid(cfg *declcfg.DeclarativeConfig, w io.Writer, opts MermaidOptions) error {
 	channels := append([]declcfg.Channel(nil), cfg.Channels...)
 	// sort.Slice, not SliceStable: channels of the same name in different
@@ -209,6 +211,9 @@ func WriteMermaid(cfg *declcfg.DeclarativeConfig, w io.Writer, opts MermaidOptio
 					for _, other := range c.Entries {
 						if !r.Contains(versions[other.Name]) {
 							continue
+						}
+						if linkID >= MaxEdges {
+							return &TooManyEdgesError{Package: c.Package, Channel: c.Name, Limit: MaxEdges}
 						}
 						fmt.Fprintf(b, "      %s-%s[%q]-- \"skipRange(%s)\" --> %s[%q]\n", channelID, other.Name, other.Name, e.SkipRange, entryID, e.Name)
 						style(e.Name, false)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,9 +214,10 @@ type ClusterCheck struct {
 // CheckClusterUpgrade reports whether in blocks a cluster upgrade to the
 // minor version next and, when it does (or when its bundle is unknown), the
 // path within its channels to the nearest bundle that does not. Channels
-// are chosen as for [PackageGraph.Path]; under Classic exactly one.
-func (p *PackageGraph) CheckClusterUpgrade(in Installed, next OpenShiftVersion, sem Semantics, channels []string) (*ClusterCheck, error) {
-	opts := PathOptions{Semantics: sem, Channels: channels}
+// are chosen as for [PackageGraph.Path]; under Classic exactly one. The
+// walk stops with ctx's error once ctx is done.
+func (p *PackageGraph) CheckClusterUpgrade(ctx context.Context, in Installed, next OpenShiftVersion, sem Semantics, channels []string) (*ClusterCheck, error) {
+	opts := PathOptions{Semantics: sem, Channels: channels, Context: ctx}
 	if sem == Classic && len(channels) > 1 {
 		return nil, fmt.Errorf("package %q: OLM classic follows one channel, got %d (%s)", p.Name, len(channels), strings.Join(channels, ", "))
 	}

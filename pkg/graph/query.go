@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -224,15 +225,9 @@ func (c *ChannelGraph) successorsOf(p *PackageGraph, in Installed) []succ {
 			e := c.Entries[i]
 			edges[i] = append(edges[i], Edge{From: from, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
 		}
-		if j, ok := c.entries[in.Name]; ok && cacheable {
-			for _, i := range c.coveredBy[j] { // computed when the channel was built
+		for _, i := range c.ranged {
+			if c.rangeAt[i].Contains(in.Version) {
 				add(i)
-			}
-		} else {
-			for _, i := range c.ranged {
-				if c.rangeAt[i].Contains(in.Version) {
-					add(i)
-				}
 			}
 		}
 	}
@@ -416,7 +411,13 @@ type PathOptions struct {
 	// V1 only moves to versions in it; Classic follows its walk and stops
 	// at the last version in it.
 	Range *versionrange.Range
+	// Context, when set, stops the walk once done: Path then returns its
+	// error.
+	Context context.Context
 }
+
+// canceled reports whether the walk must stop.
+func (o PathOptions) canceled() bool { return o.Context != nil && o.Context.Err() != nil }
 
 // Step is one upgrade.
 type Step struct {
@@ -475,13 +476,20 @@ func (p *PackageGraph) Path(in Installed, opts PathOptions) ([]*Path, error) {
 		for _, c := range chans {
 			out = append(out, p.classicPath(c, in, opts))
 		}
+		if opts.canceled() {
+			return nil, opts.Context.Err()
+		}
 		return out, nil
 	case V1:
 		chans, err := p.selectChannels(opts.Channels)
 		if err != nil {
 			return nil, err
 		}
-		return []*Path{p.v1Path(chans, in, opts)}, nil
+		path := p.v1Path(chans, in, opts)
+		if opts.canceled() {
+			return nil, opts.Context.Err()
+		}
+		return []*Path{path}, nil
 	}
 	return nil, fmt.Errorf("unknown semantics %q, expected classic or v1", opts.Semantics)
 }
@@ -515,7 +523,7 @@ func (p *PackageGraph) classicPath(c *ChannelGraph, in Installed, opts PathOptio
 	to := opts.target()
 	cur := in
 	visited := map[string]bool{in.Name: true}
-	for {
+	for !opts.canceled() {
 		if to != nil && cur.HasVersion && compareV1(cur.node(), to) == 0 {
 			break
 		}
@@ -636,7 +644,7 @@ func (p *PackageGraph) v1Path(chans []*ChannelGraph, in Installed, opts PathOpti
 	}
 	cur := stepNode(p, in)
 	var stays string // set when cur stays because its successors are deprecated
-	for {
+	for !opts.canceled() {
 		if to != nil && cur.HasVersion && compareV1(cur, to) == 0 {
 			break
 		}

@@ -392,7 +392,7 @@ func TestNew(t *testing.T) {
 		t.Errorf("stable: head %s chain %v stranded %v", st.Head, st.Chain, st.Stranded)
 	}
 	var kinds []string
-	for _, e := range st.Edges {
+	for _, e := range st.Edges() {
 		kinds = append(kinds, e.From+">"+e.To+":"+string(e.Kind))
 	}
 	want := "foo.v1>foo.v2:replaces foo.v2>foo.v3:replaces foo.v2>foo.v3:skips foo.v3>foo.v4:replaces foo.v2>foo.v4:skips foo.v1>foo.v4:skipRange foo.v2>foo.v4:skipRange foo.v3>foo.v4:skipRange"

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -450,7 +451,7 @@ func TestCheckClusterUpgrade(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chk, err := p.CheckClusterUpgrade(in, next(tt.cluster), tt.sem, tt.channels)
+			chk, err := p.CheckClusterUpgrade(context.Background(), in, next(tt.cluster), tt.sem, tt.channels)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -480,7 +481,7 @@ func TestCheckClusterUpgrade(t *testing.T) {
 		})
 	}
 	t.Run("Error/classic follows one channel", func(t *testing.T) {
-		_, err := p.CheckClusterUpgrade(resolve(t, p, "1.0.0"), next("4.18.0"), Classic, []string{"stable", "fast"})
+		_, err := p.CheckClusterUpgrade(context.Background(), resolve(t, p, "1.0.0"), next("4.18.0"), Classic, []string{"stable", "fast"})
 		checkErr(t, err, `package "op": OLM classic follows one channel, got 2 (stable, fast)`)
 	})
 }
@@ -501,7 +502,7 @@ func BenchmarkCheckClusterUpgrade2000(b *testing.B) {
 		b.Run(string(sem), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				chk, err := p.CheckClusterUpgrade(in, OpenShiftVersion{Major: 4, Minor: 19}, sem, nil)
+				chk, err := p.CheckClusterUpgrade(context.Background(), in, OpenShiftVersion{Major: 4, Minor: 19}, sem, nil)
 				if err != nil || chk.Target == nil {
 					b.Fatalf("%v %+v", err, chk)
 				}

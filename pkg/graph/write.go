@@ -107,14 +107,15 @@ type (
 )
 
 // JSON returns the graph in its JSON form. Slices are never nil, so jq
-// sees [] rather than null.
+// sees [] rather than null. It holds every edge: bound them first
+// ([Graph.CheckEdges]) for a catalog that may be hostile.
 func (g *Graph) JSON() GraphJSON {
 	out := GraphJSON{Packages: []PackageJSON{}}
 	for _, p := range g.Packages {
 		pj := PackageJSON{Name: p.Name, DefaultChannel: p.DefaultChannel, Deprecated: p.Deprecated, Channels: []ChannelJSON{}}
 		for _, c := range p.Channels {
 			cj := ChannelJSON{Name: c.Name, Deprecated: c.Deprecated, Head: c.Head,
-				Chain: nonNil(c.Chain), Stranded: nonNil(c.Stranded), Entries: []EntryJSON{}, Edges: c.Edges}
+				Chain: nonNil(c.Chain), Stranded: nonNil(c.Stranded), Entries: []EntryJSON{}, Edges: c.Edges()}
 			if cj.Edges == nil {
 				cj.Edges = []Edge{}
 			}
@@ -152,8 +153,11 @@ func nonNil(s []string) []string {
 // the range), from the older bundle to the newer. The head has a bold
 // border, stranded entries are orange, deprecated ones filled grey, and
 // names that edges refer to without an entry in the channel are drawn
-// dashed.
+// dashed. Channels with more than MaxEdges edges are refused.
 func WriteDOT(g *Graph, w io.Writer) error {
+	if err := g.CheckEdges(MaxEdges); err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString("digraph upgrades {\n")
 	bw.WriteString("  rankdir=LR;\n")
@@ -225,10 +229,11 @@ func writeDOTChannel(bw *bufio.Writer, p *PackageGraph, c *ChannelGraph) {
 			node(e.Name)
 		}
 	}
-	for _, e := range c.Edges {
+	edges := c.Edges()
+	for _, e := range edges {
 		node(e.From)
 	}
-	for _, e := range c.Edges {
+	for _, e := range edges {
 		var attrs string
 		switch e.Kind {
 		case KindReplaces:

@@ -156,6 +156,9 @@ func Parse(data []byte, file string) (*Config, error) {
 	if len(data) > MaxFileSize {
 		return nil, &Error{Pos: Position{File: file}, Err: fmt.Errorf("file larger than %d bytes", MaxFileSize)}
 	}
+	if err := checkNesting(data, file); err != nil {
+		return nil, err
+	}
 	var f fileTOML
 	if err := toml.Unmarshal(data, &f); err != nil {
 		e := &Error{Pos: Position{File: file}, Err: err}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2/unstable"
 )
 
 const sample = `# a typical disconnected-cluster file
@@ -341,5 +343,68 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		_ = c.InsecureHosts()
+	})
+}
+
+// TestParseNesting: arrays nested past MaxNesting are refused before the
+// TOML parser sees them (2M levels overflowed its stack), with the line
+// and column; brackets in strings and comments do not count.
+func TestParseNesting(t *testing.T) {
+	deep := "x = 1\nregistry = " + strings.Repeat("[", 2<<20)
+	_, err := Parse([]byte(deep), "r.conf")
+	if err == nil || err.Error() != "r.conf:2:76: arrays and inline tables nest deeper than 64 levels" {
+		t.Fatalf("got %v", err)
+	}
+	inline := "a = " + strings.Repeat("{b = ", 65) + "1" + strings.Repeat("}", 65)
+	if _, err := Parse([]byte(inline), "r.conf"); err == nil || !strings.Contains(err.Error(), "nest deeper than 64 levels") {
+		t.Fatalf("inline tables: %v", err)
+	}
+	ok := "# " + strings.Repeat("[", 100) + "\n" +
+		"a = \"" + strings.Repeat("[", 100) + "\\\"[\"\n" +
+		"b = '" + strings.Repeat("{", 100) + "'\n" +
+		"c = \"\"\"\n" + strings.Repeat("[", 100) + "\"\"\"\"\n" +
+		"d = '''" + strings.Repeat("[", 100) + "''''\n" +
+		"e = " + strings.Repeat("[", 64) + strings.Repeat("]", 64) + "\n" +
+		"[[registry]]\nlocation = \"quay.io\"\n"
+	c, err := Parse([]byte(ok), "r.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Registries) != 1 {
+		t.Fatalf("got %+v", c.Registries)
+	}
+}
+
+// astDepth is how deeply the arrays and inline tables of node n nest.
+func astDepth(n *unstable.Node) int {
+	d := 0
+	it := n.Children()
+	for it.Next() {
+		d = max(d, astDepth(it.Node()))
+	}
+	if n.Kind == unstable.Array || n.Kind == unstable.InlineTable {
+		d++
+	}
+	return d
+}
+
+// FuzzNesting checks that the scan before parsing never counts less
+// nesting than the parser recurses into: every array and inline table of
+// the syntax tree is a bracket the scan saw.
+func FuzzNesting(f *testing.F) {
+	f.Add([]byte("a = [[1], {b = [2]}]\n[t]\nc = '[[['\n"))
+	f.Add([]byte("a = \"\"\"\n[[\"\"\"\"\nb = [[[]]]"))
+	f.Add([]byte("a.b.c = 1\n[x.y]\nz = [{q = [1]}] # [[\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, _ := scanNesting(data, 1<<30)
+		var p unstable.Parser
+		p.Reset(data)
+		want := 0
+		for p.NextExpression() {
+			want = max(want, astDepth(p.Expression()))
+		}
+		if got < want {
+			t.Fatalf("scan counted %d levels, the parser nests %d", got, want)
+		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +39,10 @@ func Write(ctx context.Context, opts Options, w io.Writer, format declcfg.Format
 	if err != nil {
 		return err
 	}
-	if err := declcfg.Write(*cfg, w, format); err != nil {
+	if err := declcfg.WriteContext(ctx, *cfg, w, format); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
@@ -129,26 +133,45 @@ func writeStream(ctx context.Context, opts Options, w io.Writer, format declcfg.
 	bw := bufio.NewWriterSize(w, streamBuffer)
 	// Output buffers go back to the pool once written.
 	var pool sync.Pool
-	err := orderedGroups(ctx, len(groups), runtime.GOMAXPROCS(0), func(ctx context.Context, i int) ([]byte, error) {
+	// Each package is encoded ahead into memory up to maxBufferedOutput;
+	// one whose output is larger (a few kilobytes of deeply nested blobs
+	// indent to gigabytes) is encoded again when its turn comes, straight
+	// to the output, so that memory stays bounded whatever the output's
+	// size. Writes check ctx, so that a signal stops a long write.
+	out := &declcfg.ContextWriter{Ctx: ctx, W: bw}
+	err := orderedGroups(ctx, len(groups), runtime.GOMAXPROCS(0), func(ctx context.Context, i int) (groupOutput, error) {
 		cfg, err := ixs.load(ctx, groups[i])
 		if err != nil {
-			return nil, err
+			return groupOutput{}, err
 		}
 		buf, _ := pool.Get().(*bytes.Buffer)
 		if buf == nil {
 			buf = new(bytes.Buffer)
 		}
 		buf.Reset()
-		if err := declcfg.Write(*cfg, buf, format); err != nil {
-			return nil, err
+		lw := &limitedWriter{ctx: ctx, w: buf, left: maxBufferedOutput}
+		if err := declcfg.Write(*cfg, lw, format); err != nil {
+			if errors.Is(err, errOutputTooLarge) {
+				pool.Put(buf)
+				return groupOutput{cfg: cfg}, nil
+			}
+			return groupOutput{}, err
 		}
-		return buf.Bytes(), nil
-	}, func(out []byte) error {
-		_, err := bw.Write(out)
-		if cap(out) <= maxPooledOutput {
-			pool.Put(bytes.NewBuffer(out[:0]))
+		return groupOutput{out: buf.Bytes()}, nil
+	}, func(g groupOutput) error {
+		var err error
+		if g.cfg != nil {
+			err = declcfg.Write(*g.cfg, out, format)
+		} else {
+			_, err = out.Write(g.out)
+			if cap(g.out) <= maxPooledOutput {
+				pool.Put(bytes.NewBuffer(g.out[:0]))
+			}
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("write output: %w", err)
 		}
 		return nil
@@ -168,10 +191,42 @@ const streamBuffer = 1 << 20
 // Output buffers are kept for reuse up to this size.
 const maxPooledOutput = 64 << 20
 
+// maxBufferedOutput is the most of a package's output encoded ahead into
+// memory; a larger package is written straight to the output.
+const maxBufferedOutput = 32 << 20
+
+// groupOutput is one package ready to write: its encoded bytes, or, when
+// they were too large to hold, the package itself.
+type groupOutput struct {
+	out []byte
+	cfg *declcfg.DeclarativeConfig
+}
+
+var errOutputTooLarge = errors.New("output too large to buffer")
+
+// limitedWriter fails with errOutputTooLarge once more than left bytes
+// are written, and with ctx's error once ctx is done.
+type limitedWriter struct {
+	ctx  context.Context
+	w    io.Writer
+	left int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if err := l.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if len(p) > l.left {
+		return 0, errOutputTooLarge
+	}
+	l.left -= len(p)
+	return l.w.Write(p)
+}
+
 // orderedGroups runs produce for 0..n-1 on up to conc goroutines, at most
 // conc results ahead of consume, which gets them in order. It stops at the
 // first error (of either) and returns it.
-func orderedGroups(ctx context.Context, n, conc int, produce func(context.Context, int) ([]byte, error), consume func([]byte) error) error {
+func orderedGroups[T any](ctx context.Context, n, conc int, produce func(context.Context, int) (T, error), consume func(T) error) error {
 	if conc < 1 {
 		conc = 1
 	}
@@ -179,7 +234,7 @@ func orderedGroups(ctx context.Context, n, conc int, produce func(context.Contex
 	defer cancel()
 	type slot struct {
 		done chan struct{}
-		out  []byte
+		out  T
 		err  error
 	}
 	slots := make([]slot, n)
@@ -217,7 +272,8 @@ func orderedGroups(ctx context.Context, n, conc int, produce func(context.Contex
 			return err
 		}
 		err := consume(slots[i].out)
-		slots[i].out = nil
+		var zero T
+		slots[i].out = zero
 		<-tokens
 		if err != nil {
 			cancel()

@@ -53,6 +53,7 @@ func BenchmarkResolveAllAtOnce(b *testing.B) {
 	b.ReportMetric(float64(res.Stats.Variables), "vars")
 	b.ReportMetric(float64(res.Stats.Clauses), "clauses")
 	b.ReportMetric(float64(res.Stats.SolverCalls), "solver-calls")
+	b.ReportMetric(float64(res.Stats.Conflicts), "solver-conflicts")
 	b.ReportMetric(float64(len(res.Conflicts)), "conflicts")
 	b.ReportMetric(float64(len(pkgs)), "packages")
 }
@@ -86,6 +87,7 @@ func BenchmarkResolveAllResolvableAtOnce(b *testing.B) {
 	b.ReportMetric(float64(len(req.Subscriptions)), "packages")
 	b.ReportMetric(float64(len(res.Install)), "installed")
 	b.ReportMetric(float64(res.Stats.SolverCalls), "solver-calls")
+	b.ReportMetric(float64(res.Stats.Conflicts), "solver-conflicts")
 	if !res.Resolvable {
 		b.ReportMetric(float64(len(res.Conflicts)), "conflicts")
 	}

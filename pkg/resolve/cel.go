@@ -18,6 +18,60 @@ import (
 // and real rules (a few exists() over tens of properties) cost far less.
 const celCostLimit = 100_000
 
+// celAggregateLimit bounds the cost of every CEL evaluation of one
+// Universe together (one opm resolve, or one validate
+// --check-dependencies): each evaluation is bounded by celCostLimit, but
+// many costly rules times many candidates still added up to minutes (20
+// rules of 400 bundles: 240 s). Real catalogs' rules cost tens to
+// hundreds per candidate.
+var celAggregateLimit uint64 = 20_000_000
+
+// CelBudgetError is a resolution stopped because its CEL rules together
+// cost more than the aggregate limit.
+type CelBudgetError struct {
+	Limit uint64
+	Rule  string // the rule being evaluated when the limit was reached
+}
+
+func (e *CelBudgetError) Error() string {
+	return fmt.Sprintf("the olm.constraint CEL rules cost more than %d together (the limit on all evaluations of one resolution; the last rule was %q): simplify the rules or reduce the candidates they are evaluated against", e.Limit, e.Rule)
+}
+
+// celMeter adds up the cost of evaluations. Safe for concurrent use.
+type celMeter struct {
+	limit uint64
+	mu    sync.Mutex
+	spent uint64
+	over  *CelBudgetError
+}
+
+// add records cost; it reports false once the limit is passed.
+func (m *celMeter) add(cost uint64, rule string) bool {
+	if m == nil {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spent += cost
+	if m.spent > m.limit && m.over == nil {
+		m.over = &CelBudgetError{Limit: m.limit, Rule: rule}
+	}
+	return m.over == nil
+}
+
+// err is the CelBudgetError once the limit is passed.
+func (m *celMeter) err() error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.over != nil {
+		return m.over
+	}
+	return nil
+}
+
 // maxCelRuleSize bounds a rule's length; the whole constraint is bounded
 // by MaxConstraintSize anyway.
 const maxCelRuleSize = MaxConstraintSize
@@ -68,7 +122,9 @@ func celString(v ref.Val) string {
 
 // celRule is a compiled rule.
 type celRule struct {
-	prg cel.Program
+	rule  string
+	prg   cel.Program
+	meter *celMeter // the aggregate cost (nil: none)
 }
 
 // compileCel compiles a rule; it must have type bool.
@@ -94,7 +150,7 @@ func compileCel(rule string) (*celRule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cel rule %q: %w", rule, err)
 	}
-	return &celRule{prg: prg}, nil
+	return &celRule{rule: rule, prg: prg}, nil
 }
 
 // errNotBool is a rule whose result is not a bool (cannot happen for a
@@ -105,7 +161,17 @@ var errNotBool = errors.New("cel rule did not evaluate to a bool")
 // properties, each a map {"type": string, "value": decoded JSON}). Any
 // error means "no match", as in OLM.
 func (r *celRule) eval(ctx context.Context, properties []any) (bool, error) {
-	out, _, err := r.prg.ContextEval(ctx, map[string]any{"properties": properties})
+	if err := r.meter.err(); err != nil {
+		return false, err
+	}
+	out, det, err := r.prg.ContextEval(ctx, map[string]any{"properties": properties})
+	cost := uint64(celCostLimit) // failed: count it as the most it may cost
+	if det != nil && det.ActualCost() != nil {
+		cost = *det.ActualCost()
+	}
+	if !r.meter.add(cost, r.rule) {
+		return false, r.meter.err()
+	}
 	if err != nil {
 		return false, err
 	}

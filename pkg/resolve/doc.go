@@ -48,33 +48,30 @@
 // The hard rules are a boolean problem and the preference is a search
 // over it; both are OLM's design. OLM drives go-air/gini, a CDCL solver,
 // with assumptions: it assumes a candidate, tests, and backtracks. This
-// package does the same with github.com/crillab/gophersat, for these
-// reasons:
+// package does the same with its own CDCL solver (sat.go, after MiniSat:
+// watched literals, first-UIP learning, VSIDS, restarts), incremental
+// under assumptions (one solver, many questions; learned clauses are
+// kept), deterministic, and checked against brute force by the tests. It
+// replaced gophersat, whose search cannot be stopped: this one checks the
+// context inside the search, so a signal ends it at once, and spends at
+// most a budget of conflicts per resolution (Request.Budget,
+// DefaultBudget; --solver-budget), after which the resolution fails
+// with a BudgetError naming the packages involved. Dependency problems
+// can be made arbitrarily hard (a pigeonhole: n+1 packages needing n
+// providers is exponential for any clause-learning solver); real
+// catalogs need no conflict at all.
 //
-//   - go-air/gini cannot be had here: the Go module proxy refuses it.
-//   - gophersat (CRIL, v1.4.0 of November 2023) is a CDCL SAT and
-//     pseudo-boolean solver in pure Go, with no dependencies of its own,
-//     deterministic (no randomness, no map iteration in the search), and it
-//     solves incrementally under assumptions (Assume, then Solve; learned
-//     clauses are kept), which the preference search needs: one solver,
-//     many questions. This package's tests check that use of it against
-//     brute force.
-//   - It comes with MUS extraction (package explain), which is what an
-//     explanation of an unsatisfiable problem needs. Its explain package
-//     works on single clauses, while a rule here is a group of clauses (an
-//     at-most-one), so this package runs the same deletion idea over
-//     rules: each rule's clauses carry a selector literal, and QuickXplain
-//     (divide and conquer over the selectors, O(k·log(n/k)) solver calls)
-//     finds a minimal set of rules that is unsatisfiable. gini gives an
-//     unsat core (the failed assumptions) but not a minimal one; OLM prints
-//     that core, which may hold rules that play no part.
+// An explanation of an unsatisfiable problem needs a minimal set of
+// rules that cannot all hold: each rule's clauses carry a selector
+// literal, and QuickXplain (divide and conquer over the selectors,
+// O(k·log(n/k)) solver calls) finds one. gini gives an unsat core (the
+// failed assumptions) but not a minimal one; OLM prints that core, which
+// may hold rules that play no part. Every clause carries its rule's
+// selector, so the problem has no unit clause; selectors are assumed.
 //
-// Two facts about gophersat shape the code. Its clause learning uses a
-// package-level buffer, so every use is serialised by a mutex (resolutions
-// run one at a time in a process). Assume clears the problem's own unit
-// facts along with the previous assumptions, so the encoding has no unit
-// clause: every clause carries its rule's selector, and selectors are
-// assumed.
+// CEL rules (olm.constraint) are bounded one evaluation at a time
+// (celCostLimit) and all together over a Universe (celAggregateLimit): a
+// resolution whose rules cost more fails with a CelBudgetError.
 //
 // The search tests each candidate with a complete solver call (or reads
 // it off the last model, which already proves a candidate possible)
@@ -91,6 +88,7 @@
 // rules above, candidates in preference order, uniqueness rules sorted by
 // package and API. File order and map order play no part, except where
 // OLM's rules say order matters (property order, the order of
-// subscriptions and installed bundles). gophersat has no randomness, so the
+// subscriptions and installed bundles). The solver has no randomness, and
+// the result does not depend on its choices anyway (see above), so the
 // same inputs give the same solution and the same explanation every time.
 package resolve

@@ -165,8 +165,12 @@ func (d *dependency) describe() string {
 	return "a bundle matching " + d.pred.describe()
 }
 
-// compileCache holds compiled CEL rules by text.
-type compileCache map[string]*celRule
+// compileCache holds compiled CEL rules by text, and the meter of their
+// aggregate cost; the zero value works (with no aggregate bound).
+type compileCache struct {
+	rules map[string]*celRule
+	meter *celMeter
+}
 
 // parseDependencies reads a bundle's dependency properties (§4). An
 // invalid value is an error of the whole resolution.
@@ -249,13 +253,16 @@ func buildPredicate(c *Constraint, cache compileCache) (predicate, error) {
 		}
 		return out, nil
 	case c.Cel != nil:
-		prg, ok := cache[c.Cel.Rule]
+		prg, ok := cache.rules[c.Cel.Rule]
 		if !ok {
 			var err error
 			if prg, err = compileCel(c.Cel.Rule); err != nil {
 				return nil, err
 			}
-			cache[c.Cel.Rule] = prg
+			prg.meter = cache.meter
+			if cache.rules != nil {
+				cache.rules[c.Cel.Rule] = prg
+			}
 		}
 		return celPredicate{rule: c.Cel.Rule, message: c.FailureMessage, prg: prg}, nil
 	}

@@ -53,7 +53,18 @@ func (s Subscription) displayName() string {
 type Request struct {
 	Installed     []Installed
 	Subscriptions []Subscription
+	// Budget bounds the solver's work in conflicts (dead ends it learns
+	// from) over the whole resolution: 0 means DefaultBudget, a negative
+	// value no bound. A resolution that spends it fails with a
+	// *BudgetError. Real catalogs need a few hundred at most.
+	Budget int64
 }
+
+// DefaultBudget is the solver budget of a resolution when the request
+// sets none: about a second of search on a hard problem. Real catalogs
+// need none at all (every package of the largest conformance catalog at
+// once: 0 conflicts); it bounds what a catalog crafted to be hard costs.
+const DefaultBudget = 10_000
 
 // InputError is a request the resolver cannot take: an unknown catalog or
 // bundle, two installed bundles of one package. (An unsatisfiable request
@@ -170,6 +181,8 @@ type Stats struct {
 	Rules       int
 	Clauses     int
 	SolverCalls int
+	// Conflicts is the solver's work (see Request.Budget).
+	Conflicts int64
 }
 
 // Universe is a set of catalogs, indexed once for any number of
@@ -197,7 +210,7 @@ type candKey struct {
 
 // NewUniverse indexes catalogs. Names must be unique and non-empty.
 func NewUniverse(cats []Catalog) (*Universe, error) {
-	u := &Universe{byName: map[string]*catalog{}, cel: compileCache{}, deps: map[*bundle]parsedDeps{}, candCache: map[candKey][]*record{}}
+	u := &Universe{byName: map[string]*catalog{}, cel: compileCache{rules: map[string]*celRule{}, meter: &celMeter{limit: celAggregateLimit}}, deps: map[*bundle]parsedDeps{}, candCache: map[candKey][]*record{}}
 	for _, c := range cats {
 		if c.Name == "" {
 			return nil, inputErrorf("a catalog has no name")
@@ -258,8 +271,29 @@ func (u *Universe) resolve(ctx context.Context, req Request) (*Result, *resoluti
 		}
 		return &Result{Install: []Install{}, Error: err.Error()}, r, nil
 	}
-	res, err := r.solve()
-	return res, r, err
+	res, err := r.solve(req.Budget)
+	if errors.Is(err, errBudget) {
+		return nil, nil, &BudgetError{Conflicts: res.Stats.Conflicts, Packages: r.packages()}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, r, nil
+}
+
+// packages are the packages of the problem's candidates and
+// subscriptions, sorted.
+func (r *resolution) packages() []string {
+	seen := map[string]bool{}
+	for _, vi := range r.vars[1:] {
+		switch {
+		case vi.rec != nil:
+			seen[vi.rec.bundle.pkg] = true
+		case vi.sub != nil:
+			seen[vi.sub.Package] = true
+		}
+	}
+	return sortedKeys(seen)
 }
 
 // maxCandidateRefs bounds the dependency candidates of one resolution,
@@ -574,6 +608,9 @@ func (r *resolution) depCandidates(owner *record, d *dependency) ([]*record, err
 		}
 		r.u.candCache[key] = cached
 	}
+	if err := r.u.cel.meter.err(); err != nil {
+		return nil, err
+	}
 	return append(out, cached...), nil
 }
 
@@ -784,7 +821,7 @@ type choice struct {
 	sub   *sub     // the subscription whose candidates these are
 }
 
-func (r *resolution) solve() (*Result, error) {
+func (r *resolution) solve(budget int64) (*Result, error) {
 	r.buildRules()
 	nbVars, clauses := r.encode()
 	res := &Result{Install: []Install{}, Stats: Stats{Variables: len(r.vars) - 1, Rules: len(r.rules), Clauses: len(clauses)}}
@@ -797,18 +834,22 @@ func (r *resolution) solve() (*Result, error) {
 		sel[i] = ru.sel
 	}
 
-	satMu.Lock()
-	defer satMu.Unlock()
 	s := newSatSolver(nbVars, clauses)
-	defer func() { res.Stats.SolverCalls = s.calls }()
+	switch {
+	case budget == 0:
+		s.budget = DefaultBudget
+	case budget > 0:
+		s.budget = budget
+	}
+	defer func() { res.Stats.SolverCalls, res.Stats.Conflicts = s.calls, s.conflicts }()
 	ok, err := s.solve(r.ctx, sel)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	if !ok {
 		core, err := s.minimalCore(r.ctx, nil, sel)
 		if err != nil {
-			return nil, err
+			return res, err
 		}
 		bySel := make(map[int]*rule, len(r.rules))
 		for _, ru := range r.rules {
@@ -861,7 +902,7 @@ func (r *resolution) solve() (*Result, error) {
 			}
 			ok, err := s.solve(r.ctx, append(assume, c))
 			if err != nil {
-				return nil, err
+				return res, err
 			}
 			if ok {
 				model = s.model(model)

@@ -39,12 +39,10 @@ next:
 	return false
 }
 
-// TestSatIncremental checks the way this package uses gophersat (one
+// TestSatIncremental checks the way this package uses its solver (one
 // solver, many Assume+Solve calls, no unit clauses in the problem)
 // against brute force, and that minimalCore returns minimal cores.
 func TestSatIncremental(t *testing.T) {
-	satMu.Lock()
-	defer satMu.Unlock()
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(3))
 	for iter := 0; iter < 300; iter++ {

@@ -25,6 +25,11 @@ type DependencyOptions struct {
 	// With are extra catalogs dependencies may come from (e.g. the one
 	// that ships cert-manager). Names must be unique and not "catalog".
 	With []resolve.Catalog
+	// Budget bounds the solver's work over the whole check, in conflicts
+	// (see resolve.Request.Budget): 0 means resolve.DefaultBudget, a
+	// negative value no bound. Once spent, the heads left are not checked
+	// and a finding says so.
+	Budget int64
 }
 
 // ValidatedCatalog names the catalog under validation among the others:
@@ -83,17 +88,41 @@ func CheckDependencies(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts
 	}
 	sort.Strings(keys)
 	var out []Finding
-	for _, k := range keys {
+	left := opts.Budget
+	if left == 0 {
+		left = resolve.DefaultBudget
+	}
+	for i, k := range keys {
 		h := heads[k]
 		sort.Strings(h.channels)
 		res, err := u.Resolve(ctx, resolve.Request{Subscriptions: []resolve.Subscription{{
 			Package: h.pkg, Channel: h.channels[0], StartingCSV: h.name, Catalog: ValidatedCatalog,
-		}}})
+		}}, Budget: left})
+		var be *resolve.BudgetError
+		if errors.As(err, &be) {
+			p := pos[k]
+			msg := fmt.Sprintf("bundle %q, head of channel %s: %v", h.name, quoteList(h.channels), err)
+			if rest := len(keys) - i - 1; rest > 0 {
+				msg += fmt.Sprintf("; the dependencies of the %d channel heads after it were not checked", rest)
+			}
+			out = append(out, Finding{
+				Severity: SeverityWarning,
+				Code:     CodeDependenciesUnresolvable,
+				Message:  msg,
+				File:     p.File, Line: p.Line, Column: p.Column,
+				Package: h.pkg, Bundle: h.name,
+				Help: "raise the budget with --solver-budget (10000 conflicts take seconds on such a problem), or simplify the dependencies",
+			})
+			return out, nil
+		}
 		if err != nil {
 			if errors.As(err, &ie) {
 				continue
 			}
 			return nil, err
+		}
+		if left > 0 {
+			left = max(left-res.Stats.Conflicts, 1)
 		}
 		if res.Resolvable {
 			continue

@@ -126,7 +126,7 @@ func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
 		}
 	}
 	for _, ch := range p.graph.Channels {
-		row := ChannelRow{Name: ch.Name, Default: ch.Name == out.DefaultChannel, Head: ch.Head, Entries: len(ch.Entries), Edges: len(ch.Edges)}
+		row := ChannelRow{Name: ch.Name, Default: ch.Name == out.DefaultChannel, Head: ch.Head, Entries: len(ch.Entries), Edges: ch.EdgeCount(graph.MaxEdges)}
 		if n := p.graph.Nodes[ch.Head]; n != nil {
 			row.HeadVersion = n.VersionString()
 		}
@@ -287,8 +287,8 @@ func bundleData(p *pkgIndex, name string) (*BundleData, bool) {
 			bc.ChainIndex = &i
 		}
 		seen := map[string]bool{}
-		for _, ed := range ch.Edges {
-			if ed.From == name && !seen[ed.To] {
+		for _, ed := range ch.EdgesFrom(name) {
+			if !seen[ed.To] {
 				seen[ed.To] = true
 				bc.UpgradesTo = append(bc.UpgradesTo, ed.To)
 			}

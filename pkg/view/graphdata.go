@@ -119,7 +119,7 @@ func channelGraph(p *pkgIndex, chans []*graph.ChannelGraph, o graphOptions) *Gra
 				skipped[s] = true
 			}
 		}
-		for _, e := range ch.Edges {
+		for _, e := range ch.Edges() {
 			k := key{e.From, e.To, e.Kind}
 			if seen[k] {
 				continue

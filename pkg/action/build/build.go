@@ -23,6 +23,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/opmkit/opm/internal/buildinfo"
+	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/action/dockerfile"
 	"github.com/opmkit/opm/pkg/action/manifests"
@@ -643,25 +644,5 @@ func bundleLabels(ctx context.Context, dir string) (map[string]string, error) {
 // replaceFile replaces path with data through a temporary file in the same
 // directory.
 func replaceFile(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	defer os.Remove(name)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(name, path)
+	return fsutil.ReplaceFile(path, data, 0o644)
 }

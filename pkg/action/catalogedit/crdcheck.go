@@ -94,11 +94,16 @@ func (k *crdCheck) newUnsafeEdges(ctx context.Context, before, after *declcfg.De
 	if err != nil {
 		return nil, nil // a bundle without a version: validation reports it
 	}
+	// Every edge is compared: bound them (skipRanges that all cover each
+	// other make quadratically many).
+	if err := ga.CheckEdges(graph.MaxEdges); err != nil {
+		return nil, err
+	}
 	old := map[string]bool{}
-	if gb, err := graph.New(ce.OnlyPackages(before, touched)); err == nil {
+	if gb, err := graph.New(ce.OnlyPackages(before, touched)); err == nil && gb.CheckEdges(graph.MaxEdges) == nil {
 		for _, p := range gb.Packages {
 			for _, c := range p.Channels {
-				for _, e := range c.Edges {
+				for _, e := range c.Edges() {
 					old[p.Name+"\x00"+c.Name+"\x00"+e.From+"\x00"+e.To] = true
 				}
 			}
@@ -130,7 +135,7 @@ func (k *crdCheck) newUnsafeEdges(ctx context.Context, before, after *declcfg.De
 		}
 		seen := map[string]bool{}
 		for _, c := range p.Channels {
-			for _, e := range c.Edges {
+			for _, e := range c.Edges() {
 				key := p.Name + "\x00" + c.Name + "\x00" + e.From + "\x00" + e.To
 				if old[key] || seen[key] {
 					continue

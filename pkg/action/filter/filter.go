@@ -52,7 +52,7 @@ func Run(ctx context.Context, opts Options) (*compose.FilterResult, error) {
 		return nil, errors.New("select packages either with a configuration file or on the command line, not both")
 	}
 	if opts.OutputDir != "" {
-		if err := compose.CheckOutputDir(opts.OutputDir, opts.Force); err != nil {
+		if err := compose.CheckOutputDir(opts.OutputDir, opts.Force, opts.Catalog, opts.ConfigFile); err != nil {
 			return nil, err
 		}
 	} else if opts.Out == nil {
@@ -82,12 +82,12 @@ func Run(ctx context.Context, opts Options) (*compose.FilterResult, error) {
 		return nil, err
 	}
 	if opts.OutputDir != "" {
-		if err := compose.WriteDir(res.Config, opts.OutputDir, opts.Format, opts.Force); err != nil {
+		if err := compose.WriteDir(res.Config, opts.OutputDir, opts.Format, opts.Force, opts.Catalog, opts.ConfigFile); err != nil {
 			return nil, fmt.Errorf("writing %q: %w", opts.OutputDir, err)
 		}
 		return res, nil
 	}
-	return res, declcfg.Write(*res.Config, opts.Out, opts.Format)
+	return res, declcfg.WriteContext(ctx, *res.Config, opts.Out, opts.Format)
 }
 
 // ParsePackageArg parses the --package syntax: PACKAGE, or

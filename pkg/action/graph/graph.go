@@ -66,6 +66,11 @@ func Show(ctx context.Context, opts Options) (*ShowResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every format draws every edge: refuse a channel with too many
+	// before any is built.
+	if err := sel.CheckEdges(gr.MaxEdges); err != nil {
+		return nil, err
+	}
 	return &ShowResult{Config: selectConfig(cfg, sel), Graph: sel}, nil
 }
 
@@ -393,6 +398,7 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	po.Context = ctx // a long walk stops at a signal
 	res, err := pathIn(g, opts, po)
 	if err != nil {
 		return nil, err

@@ -155,7 +155,7 @@ func upgradeableIn(ctx context.Context, g *gr.Graph, opts UpgradeableOptions, se
 		if err != nil {
 			return nil, fmt.Errorf("--installed %s: %w", op.Package, err)
 		}
-		chk, err := p.CheckClusterUpgrade(in, next, sem, op.Channels)
+		chk, err := p.CheckClusterUpgrade(ctx, in, next, sem, op.Channels)
 		if err != nil {
 			return nil, fmt.Errorf("--installed %s: %w", op.Package, err)
 		}

@@ -50,7 +50,7 @@ func Run(ctx context.Context, opts Options) (*compose.MergeResult, error) {
 		return nil, errors.New("standard input can be read only once")
 	}
 	if opts.OutputDir != "" {
-		if err := compose.CheckOutputDir(opts.OutputDir, opts.Force); err != nil {
+		if err := compose.CheckOutputDir(opts.OutputDir, opts.Force, opts.Refs...); err != nil {
 			return nil, err
 		}
 	} else if opts.Out == nil {
@@ -73,10 +73,10 @@ func Run(ctx context.Context, opts Options) (*compose.MergeResult, error) {
 		return nil, err
 	}
 	if opts.OutputDir != "" {
-		if err := compose.WriteDir(res.Config, opts.OutputDir, opts.Format, opts.Force); err != nil {
+		if err := compose.WriteDir(res.Config, opts.OutputDir, opts.Format, opts.Force, opts.Refs...); err != nil {
 			return nil, fmt.Errorf("writing %q: %w", opts.OutputDir, err)
 		}
 		return res, nil
 	}
-	return res, declcfg.Write(*res.Config, opts.Out, opts.Format)
+	return res, declcfg.WriteContext(ctx, *res.Config, opts.Out, opts.Format)
 }

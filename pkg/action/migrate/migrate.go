@@ -55,6 +55,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := migrations.Check(o.MigrationLevel); err != nil {
 		return &action.UsageError{Err: err}
 	}
+	if err := fsutil.CheckOutputDir(o.OutputDir, o.CatalogRef); err != nil {
+		return err
+	}
 	empty, err := isEmptyOrAbsent(o.OutputDir)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
 	"github.com/opmkit/opm/pkg/render"
@@ -417,18 +418,22 @@ func errText(err error) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestMigrateForceInPlace migrates a catalog onto itself: the catalog is
-// rendered completely before the directory is replaced.
+// TestMigrateForceInPlace: a catalog is not migrated onto itself, even
+// with Force: replacing the directory would also drop what the loader
+// ignores there (.indexignore, a README, a .git directory). Nothing is
+// touched.
 func TestMigrateForceInPlace(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "catalog")
 	writeTree(t, dir, map[string]string{"foo/index.json": fooCatalog, "bar.yaml": barCatalog})
-	want := expected(t, dir, declcfg.FormatJSON)
-	if err := Run(context.Background(), Options{CatalogRef: dir, OutputDir: dir + string(filepath.Separator), Force: true}); err != nil {
-		t.Fatal(err)
+	before := readTree(t, dir)
+	err := Run(context.Background(), Options{CatalogRef: dir, OutputDir: dir + string(filepath.Separator), Force: true})
+	var oe *fsutil.OutputDirError
+	if !errors.As(err, &oe) || oe.Reason != "is the input" {
+		t.Fatalf("got %v", err)
 	}
-	if got := readTree(t, dir); !reflect.DeepEqual(got, want) {
-		t.Errorf("tree %v, want %v", got, want)
+	if got := readTree(t, dir); !reflect.DeepEqual(got, before) {
+		t.Errorf("tree %v, want %v", got, before)
 	}
 	if got := names(t, tmp); !reflect.DeepEqual(got, []string{"catalog"}) {
 		t.Errorf("left behind: %v", got)

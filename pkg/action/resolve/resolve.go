@@ -27,6 +27,9 @@ type Options struct {
 	Subscribe []string
 	// Registry configures image pulls.
 	Registry render.RegistryOptions
+	// SolverBudget bounds the solver's work, in conflicts (0:
+	// resolve.DefaultBudget; negative: none).
+	SolverBudget int64
 }
 
 // UsageError is a request that cannot be run as written: a malformed or
@@ -181,5 +184,6 @@ func Run(ctx context.Context, opts Options) (*resolve.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	req.Budget = opts.SolverBudget
 	return resolve.Resolve(ctx, cats, req)
 }

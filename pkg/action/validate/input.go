@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/validate"
 
+	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/internal/safefs"
 )
 
@@ -188,22 +189,7 @@ func writeBaseline(path string, b *validate.Baseline) error {
 	if err := b.Write(&buf); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write baseline: %w", err)
-	}
-	_, err = tmp.Write(buf.Bytes())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := fsutil.ReplaceFile(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write baseline: %w", err)
 	}
 	return nil

@@ -34,6 +34,9 @@ type Options struct {
 	// With are extra catalogs (directories, files or images) dependencies
 	// may come from; giving any turns CheckDependencies on.
 	With []string
+	// SolverBudget bounds the dependency check's solver work, in
+	// conflicts (0: resolve.DefaultBudget; negative: none).
+	SolverBudget int64
 	// WarnAsError turns the warnings of these rules into errors.
 	WarnAsError []string
 	// Ignore drops the findings of these rules (not of rules upstream
@@ -118,6 +121,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if vopts.Dependencies, err = loadDependencyCatalogs(ctx, opts.With, opts.Registry); err != nil {
 			return nil, err
 		}
+		vopts.Dependencies.Budget = opts.SolverBudget
 	}
 	if opts.CheckCRDUpgrades || opts.PullBundles {
 		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{}

@@ -119,7 +119,7 @@ func Run(ctx context.Context, opts *Options) error {
 	case "mermaid":
 		err = graph.WriteMermaid(res.Config, opts.IO.Out, graph.MermaidOptions{V0Semantics: true, Warnings: opts.IO.ErrOut})
 	default:
-		err = declcfg.Write(*res.Config, opts.IO.Out, declcfg.Format(opts.Output))
+		err = declcfg.WriteContext(ctx, *res.Config, opts.IO.Out, declcfg.Format(opts.Output))
 	}
 	if err != nil {
 		return fmt.Errorf("write output: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/internal/buildinfo"
 	"github.com/opmkit/opm/pkg/action/validate"
+	"github.com/opmkit/opm/pkg/resolve"
 	pkgvalidate "github.com/opmkit/opm/pkg/validate"
 )
 
@@ -86,6 +87,7 @@ read, 2 usage. See docs/validate.md for every rule code.`,
 	f.StringVar(&opts.SchemaDir, "schema-dir", "", "directory of extra CUE schemas (*.cue) for your own blob schemas")
 	f.BoolVar(&opts.CheckDependencies, "check-dependencies", false, "resolve every channel head's dependencies as OLM classic does (a warning; an error under --strict)")
 	f.StringArrayVar(&opts.With, "with", nil, "extra catalog dependencies may come from, for --check-dependencies (repeatable; implies it)")
+	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts --check-dependencies spends before it gives up (-1: no limit)")
 	f.BoolVar(&opts.CheckCRDUpgrades, "check-crd-upgrades", false, "check the CRDs of every upgrade edge as OLM v1 and OLM classic do (warnings; errors under --strict)")
 	f.BoolVar(&opts.PullBundles, "pull-bundles", false, "pull the images of bundles without olm.bundle.object properties to read their CRDs (implies --check-crd-upgrades)")
 	return cmd
