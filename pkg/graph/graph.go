@@ -411,6 +411,39 @@ func (c *ChannelGraph) EdgesFrom(name string) []Edge {
 	return out
 }
 
+// VisitEdgesAmong calls fn for the edges of Edges whose two ends satisfy
+// in, in Edges' order, until fn returns false. Only edges between such
+// names are built: skipRange edges are tested between the entries that
+// satisfy in, so the cost is quadratic in their number, not in the
+// channel's (a view of a few hundred entries of a channel of thousands).
+func (c *ChannelGraph) VisitEdgesAmong(in func(name string) bool, fn func(Edge) bool) {
+	for _, e := range c.baseEdges {
+		if in(e.From) && in(e.To) && !fn(e) {
+			return
+		}
+	}
+	var among []int
+	for j, n := range c.nodeAt {
+		if n != nil && n.HasVersion && in(n.Name) {
+			among = append(among, j)
+		}
+	}
+	for _, i := range c.ranged {
+		e := c.Entries[i]
+		if !in(e.Name) {
+			continue
+		}
+		r := c.rangeAt[i]
+		for _, j := range among {
+			if j != i && r.Contains(c.nodeAt[j].Version) {
+				if !fn(Edge{From: c.nodeAt[j].Name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange}) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // rangeEdges calls fn for every skipRange edge, from entry j to entry i,
 // in Edges' order, until fn returns false.
 func (c *ChannelGraph) rangeEdges(fn func(i, j int) bool) {

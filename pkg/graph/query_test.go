@@ -399,6 +399,33 @@ func TestNew(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("edges =\n%s\nwant\n%s", got, want)
 	}
+	// VisitEdgesAmong gives Edges' edges between the names it is given, in
+	// Edges' order.
+	for _, among := range []map[string]bool{
+		{"foo.v1": true, "foo.v2": true, "foo.v3": true, "foo.v4": true},
+		{"foo.v2": true, "foo.v4": true},
+		{"foo.v1": true, "foo.v3": true},
+		{},
+	} {
+		var want, got []string
+		for _, e := range st.Edges() {
+			if among[e.From] && among[e.To] {
+				want = append(want, e.From+">"+e.To+":"+string(e.Kind))
+			}
+		}
+		st.VisitEdgesAmong(func(n string) bool { return among[n] }, func(e Edge) bool {
+			got = append(got, e.From+">"+e.To+":"+string(e.Kind))
+			return true
+		})
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("VisitEdgesAmong(%v) =\n%v\nwant\n%v", among, got, want)
+		}
+	}
+	n := 0
+	st.VisitEdgesAmong(func(string) bool { return true }, func(Edge) bool { n++; return n < 3 })
+	if n != 3 {
+		t.Errorf("VisitEdgesAmong went on after fn returned false: %d calls", n)
+	}
 	if err := foo.Channel("candidate").RangeErrors["foo.v5"]; err == nil || err.Error() != `invalid skipRange "not-a-range": Could not get version from string: "not-a-range"` {
 		t.Errorf("range error = %v", err)
 	}

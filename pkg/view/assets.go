@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/opmkit/opm/pkg/graph"
 )
 
 // assets are the pages' templates and static files, embedded in the
@@ -74,6 +76,7 @@ func (s *Server) parseTemplates() error {
 		},
 		"join":   strings.Join,
 		"plural": plural,
+		"edges":  edgeCount,
 		"add":    func(a, b int) int { return a + b },
 		"deref":  func(p *int) int { return *p },
 		"md":     Markdown,
@@ -102,6 +105,15 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// edgeCount shows an edge count, which graph.ChannelGraph.EdgeCount stops
+// just above graph.MaxEdges.
+func edgeCount(n int) string {
+	if n > graph.MaxEdges {
+		return fmt.Sprintf("more than %d", graph.MaxEdges)
+	}
+	return fmt.Sprint(n)
 }
 
 // maxFormVersions bounds the versions the path form suggests.

@@ -100,34 +100,29 @@ type graphOptions struct {
 }
 
 // channelGraph builds the drawn graph of channels of p (one, or several
-// unioned).
+// unioned). Only the edges between the nodes of the page are built: a
+// channel whose skipRanges cover each other has quadratically many edges
+// (millions for a few thousand entries), which are counted, up to
+// graph.MaxEdges, but never all held.
 func channelGraph(p *pkgIndex, chans []*graph.ChannelGraph, o graphOptions) *GraphData {
 	out := &GraphData{Package: p.name, Semantics: string(o.semantics), Nodes: []GraphNode{}, Edges: []GraphEdge{}}
+	// The nodes: the entries, and the names their replaces and skips
+	// name (the ends of every edge: a skipRange edge joins two entries).
 	names := map[string]bool{}
 	skipped := map[string]bool{}
-	type key struct {
-		from, to string
-		kind     graph.EdgeKind
-	}
-	var edges []GraphEdge
-	seen := map[key]bool{}
 	for _, ch := range chans {
 		out.Channels = append(out.Channels, ch.Name)
 		for _, e := range ch.Entries {
 			names[e.Name] = true
+			if e.Replaces != "" {
+				names[e.Replaces] = true
+			}
 			for _, s := range e.Skips {
-				skipped[s] = true
+				if s != "" {
+					skipped[s] = true
+					names[s] = true
+				}
 			}
-		}
-		for _, e := range ch.Edges() {
-			k := key{e.From, e.To, e.Kind}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			names[e.From] = true
-			edges = append(edges, GraphEdge{From: e.From, To: e.To, Kind: e.Kind, Range: e.Range,
-				Classic: ch.ChainIndex(e.To) >= 0, V1: v1Upgrade(p.graph.Nodes[e.From], p.graph.Nodes[e.To])})
 		}
 		for _, err := range ch.RangeErrors {
 			out.Warnings = append(out.Warnings, err.Error())
@@ -156,7 +151,7 @@ func channelGraph(p *pkgIndex, chans []*graph.ChannelGraph, o graphOptions) *Gra
 		}
 	}
 	sortNewestFirst(nodes)
-	out.TotalNodes, out.TotalEdges = len(nodes), len(edges)
+	out.TotalNodes = len(nodes)
 	out.Limit = o.limit
 	if out.Limit <= 0 {
 		out.Limit = DefaultNodeLimit
@@ -189,56 +184,89 @@ func channelGraph(p *pkgIndex, chans []*graph.ChannelGraph, o graphOptions) *Gra
 		}
 		out.Nodes = append(out.Nodes, gn)
 	}
-
-	// Edges between shown nodes; of each entry's skipRange edges, the one
-	// from the newest version ranks the layout.
-	rank := map[string]int{}
+	rank := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		rank[n.Name] = i
 	}
-	var kept []GraphEdge
-	omitted := 0
-	bestRange := map[string]int{} // entry -> index in kept of its layout skipRange edge
-	for _, e := range edges {
-		if !shown[e.From] || !shown[e.To] {
-			omitted++
-			continue
-		}
-		switch e.Kind {
-		case graph.KindSkipRange:
-			if i, ok := bestRange[e.To]; !ok || rank[e.From] < rank[kept[i].From] {
-				if ok {
-					kept[i].Layout = false
-				}
-				e.Layout = true
-				bestRange[e.To] = len(kept)
-			}
-		default:
-			e.Layout = true
-		}
-		kept = append(kept, e)
+
+	// The edges between shown nodes, in two passes over them. The first
+	// counts them and finds, of each entry's skipRange edges, the one from
+	// the newest version: it ranks the layout with replaces and skips. The
+	// second keeps every layout edge and, of the others, as many as fit
+	// in MaxEdges, in their order.
+	type key struct {
+		from, to string
+		kind     graph.EdgeKind
 	}
+	visit := func(fn func(ch *graph.ChannelGraph, e graph.Edge)) {
+		seen := map[key]bool{}
+		for _, ch := range chans {
+			ch.VisitEdgesAmong(func(n string) bool { return shown[n] }, func(e graph.Edge) bool {
+				k := key{e.From, e.To, e.Kind}
+				if !seen[k] {
+					seen[k] = true
+					fn(ch, e)
+				}
+				return true
+			})
+		}
+	}
+	within, layout := 0, 0
+	bestRange := map[string]string{} // entry -> the newest version its range covers
+	visit(func(_ *graph.ChannelGraph, e graph.Edge) {
+		within++
+		if e.Kind != graph.KindSkipRange {
+			layout++
+		} else if b, ok := bestRange[e.To]; !ok || rank[e.From] < rank[b] {
+			if !ok {
+				layout++
+			}
+			bestRange[e.To] = e.From
+		}
+	})
+	others := MaxEdges - layout
+	visit(func(ch *graph.ChannelGraph, e graph.Edge) {
+		isLayout := e.Kind != graph.KindSkipRange || bestRange[e.To] == e.From
+		if !isLayout {
+			if others <= 0 {
+				return
+			}
+			others--
+		}
+		out.Edges = append(out.Edges, GraphEdge{From: e.From, To: e.To, Kind: e.Kind, Range: e.Range, Layout: isLayout,
+			Classic: ch.ChainIndex(e.To) >= 0, V1: v1Upgrade(p.graph.Nodes[e.From], p.graph.Nodes[e.To])})
+	})
+
+	// Every edge: with every node shown, those just visited. Otherwise
+	// each channel's, counted no further than graph.MaxEdges; the
+	// channels of a union share edges, so their sum is an upper bound.
+	total, over, upTo := within, false, false
+	if hi-lo < len(nodes) {
+		total = 0
+		for _, ch := range chans {
+			n := ch.EdgeCount(graph.MaxEdges)
+			over = over || n > graph.MaxEdges
+			total += n
+		}
+		upTo = len(chans) > 1
+	}
+	out.TotalEdges = total
+
 	var notes []string
 	if out.Pages > 1 {
 		notes = append(notes, fmt.Sprintf("%d of %d nodes shown (page %d of %d, newest first)", hi-lo, len(nodes), out.Page, out.Pages))
 	}
-	if omitted > 0 {
-		notes = append(notes, fmt.Sprintf("%d edges to nodes on other pages not drawn", omitted))
+	switch {
+	case over:
+		notes = append(notes, fmt.Sprintf("more than %d edges in all (its skipRanges cover each other's versions); only those between the shown nodes are drawn", graph.MaxEdges))
+	case upTo && total > within:
+		notes = append(notes, fmt.Sprintf("up to %d edges to nodes on other pages not drawn", total-within))
+	case total > within:
+		notes = append(notes, fmt.Sprintf("%d edges to nodes on other pages not drawn", total-within))
 	}
-	if len(kept) > MaxEdges {
-		// Keep the edges that rank the layout, then as many others as fit.
-		var cut []GraphEdge
-		for _, layout := range []bool{true, false} {
-			for _, e := range kept {
-				if e.Layout == layout && len(cut) < MaxEdges {
-					cut = append(cut, e)
-				}
-			}
-		}
-		notes = append(notes, fmt.Sprintf("%d of %d edges between the shown nodes not drawn (at most %d are; skipRange edges go first)", len(kept)-len(cut), len(kept), MaxEdges))
-		kept = cut
+	if within > len(out.Edges) {
+		notes = append(notes, fmt.Sprintf("%d of %d edges between the shown nodes not drawn (at most %d are; skipRange edges go first)", within-len(out.Edges), within, MaxEdges))
 	}
-	out.Edges = append(out.Edges, kept...)
 	out.Note = strings.Join(notes, "; ")
 	return out
 }

@@ -18,10 +18,14 @@ const (
 	htmlChannel = `<b>stable</b><script>alert('ch')</script>`
 	evilSVG     = `<svg xmlns="http://www.w3.org/2000/svg" onload="alert('svg')" width="10" height="10"><script>alert('svg2')</script><rect width="10" height="10"/></svg>`
 	bigChannel  = 10000
+	// denseChannel entries all carry skipRange '>=0.0.0': each covers
+	// every other, 9 million edges for 3,000 entries (900 KB).
+	denseChannel = 3000
 )
 
 // writeHostile writes a catalog with script in descriptions, HTML in
-// names, a huge icon, a scripted SVG icon and a 10,000-bundle channel.
+// names, a huge icon, a scripted SVG icon, a 10,000-bundle channel and a
+// channel of 3,000 entries whose skipRanges cover each other.
 func writeHostile(t *testing.T) string { return writeHostileB(t) }
 
 func writeHostileB(t testing.TB) string {
@@ -78,6 +82,21 @@ func writeHostileB(t testing.TB) string {
 	put(map[string]any{"schema": "olm.channel", "package": "big", "name": "stable", "entries": entries})
 	for i := 0; i < bigChannel; i++ {
 		put(bundle("big", fmt.Sprintf("big.v1.%d.0", i), fmt.Sprintf("1.%d.0", i)))
+	}
+
+	// dense: every entry's skipRange covers every other entry.
+	entries = make([]map[string]any, 0, denseChannel)
+	for i := 0; i < denseChannel; i++ {
+		e := map[string]any{"name": fmt.Sprintf("dense.v%d.0.0", i+1), "skipRange": ">=0.0.0"}
+		if i > 0 {
+			e["replaces"] = fmt.Sprintf("dense.v%d.0.0", i)
+		}
+		entries = append(entries, e)
+	}
+	put(map[string]any{"schema": "olm.package", "name": "dense", "defaultChannel": "stable"})
+	put(map[string]any{"schema": "olm.channel", "package": "dense", "name": "stable", "entries": entries})
+	for i := 0; i < denseChannel; i++ {
+		put(bundle("dense", fmt.Sprintf("dense.v%d.0.0", i+1), fmt.Sprintf("%d.0.0", i+1)))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
