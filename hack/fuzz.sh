@@ -54,16 +54,45 @@ if $list; then
 	exit 0
 fi
 
+# corpus lists a target's saved inputs (testdata/fuzz/FuzzXxx), one per
+# line, so that a run can tell whether it wrote a crasher.
+corpus() {
+	ls "$1/testdata/fuzz/$2" 2>/dev/null || true
+}
+
 n=$(printf '%s\n' "$all" | wc -l)
 echo "fuzz: $n targets, $FUZZTIME each" >&2
 failed=()
+flaked=()
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 while IFS=: read -r dir name; do
 	echo "fuzz: $dir $name" >&2
+	before=$(corpus "$dir" "$name")
 	# shellcheck disable=SC2086 # FUZZFLAGS is a list of flags
-	if ! $GO test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" $FUZZFLAGS "./$dir"; then
-		failed+=("$dir:$name")
+	if $GO test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" $FUZZFLAGS "./$dir" 2>&1 | tee "$log"; then
+		continue
 	fi
+	# Go's fuzzing coordinator (go1.26) can fail a target at the end of
+	# -fuzztime with a bare "context deadline exceeded" and no crasher
+	# when a worker is still mid-input on a loaded machine
+	# (golang/go#75804, fixed in go1.27). That failure, with no new input
+	# saved and the saved inputs passing when replayed, is not a finding.
+	if [ "$(corpus "$dir" "$name")" = "$before" ] &&
+		grep -qx '    context deadline exceeded' "$log" &&
+		! grep -qE '^\s+(--- FAIL: '"$name"'/|panic:|Failing input written)' "$log" &&
+		$GO test -run "^${name}\$" "./$dir" >/dev/null 2>&1; then
+		echo "fuzz: $dir $name: the coordinator's deadline race (golang/go#75804), no input failed: not a finding" >&2
+		flaked+=("$dir:$name")
+		continue
+	fi
+	failed+=("$dir:$name")
 done <<<"$all"
+
+if [ ${#flaked[@]} -gt 0 ]; then
+	echo "fuzz: ${#flaked[@]} targets stopped on golang/go#75804 (no failing input):" >&2
+	printf '  %s\n' "${flaked[@]}" >&2
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "fuzz: ${#failed[@]} of $n targets failed:" >&2
@@ -71,4 +100,4 @@ if [ ${#failed[@]} -gt 0 ]; then
 	echo "fuzz: the failing inputs are in each package's testdata/fuzz/<target>/; fix, then commit them" >&2
 	exit 1
 fi
-echo "fuzz: all $n targets passed" >&2
+echo "fuzz: no target found a failing input ($n targets${flaked[0]:+, ${#flaked[@]} of them stopped on golang/go#75804})" >&2
