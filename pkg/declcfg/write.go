@@ -58,12 +58,51 @@ func WriteYAML(cfg DeclarativeConfig, w io.Writer) error {
 		if _, err := bw.WriteString("---\n"); err != nil {
 			return err
 		}
-		return writeYAMLBlob(bw, compact)
+		if err := writeYAMLBlob(bw, compact); err != nil {
+			return yamlBlobError(v, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// yamlBlobError names the blob that could not be written as YAML: where it
+// was read and what it is. yaml.v2 refuses some text that JSON holds
+// (control characters such as U+007F).
+func yamlBlobError(v any, err error) error {
+	var pos Position
+	var what string
+	switch b := v.(type) {
+	case *Package:
+		pos, what = b.Pos, fmt.Sprintf("package %q", b.Name)
+	case *Channel:
+		pos, what = b.Pos, fmt.Sprintf("package %q, channel %q", b.Package, b.Name)
+	case *Bundle:
+		pos, what = b.Pos, fmt.Sprintf("package %q, bundle %q", b.Package, b.Name)
+	case *Deprecation:
+		pos, what = b.Pos, fmt.Sprintf("package %q, %s", b.Package, b.Schema)
+	case *Meta:
+		pos, what = b.Pos, fmt.Sprintf("blob of schema %q", b.Schema)
+		if b.Package != "" {
+			what = fmt.Sprintf("package %q, %s", b.Package, what)
+		}
+	}
+	if pos.IsValid() {
+		what = pos.String() + ": " + what
+	}
+	return fmt.Errorf("%s: cannot write as YAML: %w%s", what, err, YAMLHint(err))
+}
+
+// YAMLHint is the advice for an error of sigs.k8s.io/yaml converting JSON
+// that holds text YAML cannot: nothing for other errors.
+func YAMLHint(err error) string {
+	if strings.Contains(err.Error(), "control characters are not allowed") {
+		return " (YAML cannot hold control characters such as U+007F or U+0080-U+009F in text; JSON output can: -o json)"
+	}
+	return ""
 }
 
 // Write writes cfg in format f.

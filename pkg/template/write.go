@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/pkg/declcfg"
 )
 
 // WriteConverted writes a template made by convert-template as upstream
@@ -22,7 +24,7 @@ func WriteConverted(w io.Writer, v any, format string) error {
 	case "yaml":
 		y, err := yaml.JSONToYAML(b)
 		if err != nil {
-			return err
+			return fmt.Errorf("cannot write as YAML: %w%s", err, declcfg.YAMLHint(err))
 		}
 		b = append(append([]byte("---\n"), y...), '\n')
 	default:

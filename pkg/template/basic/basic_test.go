@@ -178,7 +178,11 @@ func FuzzFromFBC(f *testing.F) {
 			return
 		}
 		for _, format := range []string{"json", "yaml"} {
-			if err := template.WriteConverted(&bytes.Buffer{}, c, format); err != nil {
+			err := template.WriteConverted(&bytes.Buffer{}, c, format)
+			// YAML cannot hold every text JSON can (control characters
+			// such as U+007F): that is an error upstream too, and it says
+			// what to do.
+			if err != nil && (format != "yaml" || declcfg.YAMLHint(err) == "") {
 				t.Fatalf("%s: %v", format, err)
 			}
 		}
