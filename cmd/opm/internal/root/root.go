@@ -305,7 +305,12 @@ func Run(args []string, ios *cmdutil.IOStreams) int {
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
 	if err != nil && cmdutil.ShouldPrint(err) {
-		fmt.Fprintf(ios.ErrOut, "Error: %v\n", err)
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Ctrl-C or SIGTERM: say why the work stopped.
+			fmt.Fprintf(ios.ErrOut, "Error: %v (stopped by a signal)\n", err)
+		} else {
+			fmt.Fprintf(ios.ErrOut, "Error: %v\n", err)
+		}
 		if declcfg.IsMaxFileSizeError(err) {
 			fmt.Fprintln(ios.ErrOut, "The limit is set with --max-file-size.")
 		}
