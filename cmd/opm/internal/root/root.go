@@ -305,12 +305,13 @@ func Run(args []string, ios *cmdutil.IOStreams) int {
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
 	if err != nil && cmdutil.ShouldPrint(err) {
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			// Ctrl-C or SIGTERM: say why the work stopped.
-			fmt.Fprintf(ios.ErrOut, "Error: %v (stopped by a signal)\n", err)
-		} else {
-			fmt.Fprintf(ios.ErrOut, "Error: %v\n", err)
+		msg := err.Error()
+		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) && !strings.Contains(msg, cause.Error()) {
+			// Ctrl-C or SIGTERM: say why the work stopped ("interrupt
+			// signal received"), where the error does not.
+			msg += " (" + cause.Error() + ")"
 		}
+		fmt.Fprintf(ios.ErrOut, "Error: %s\n", msg)
 		if declcfg.IsMaxFileSizeError(err) {
 			fmt.Fprintln(ios.ErrOut, "The limit is set with --max-file-size.")
 		}
