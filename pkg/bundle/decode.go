@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
@@ -118,7 +119,9 @@ func decodeObjectSlow(data []byte) (map[string]any, []byte, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("error converting YAML to JSON: %w", err)
 		}
-		canonical = true
+		// json.Marshal escapes bytes that are not UTF-8 (a !!binary value)
+		// as \ufffd; decoded, they are U+FFFD, which re-encodes as itself.
+		canonical = !bytes.Contains(raw, []byte(`\ufffd`))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -276,7 +279,14 @@ func convertYAML(v any, depth int) (any, error) {
 		return nil, errSlowPath
 	}
 	switch t := v.(type) {
-	case nil, string, bool:
+	case string:
+		// A !!binary value can hold bytes that are not UTF-8; the JSON round
+		// trip turns each into U+FFFD, so let the slow path do it.
+		if !utf8.ValidString(t) {
+			return nil, errSlowPath
+		}
+		return t, nil
+	case nil, bool:
 		return t, nil
 	case int:
 		return int64(t), nil
@@ -318,7 +328,7 @@ func convertYAML(v any, depth int) (any, error) {
 		fill := func() error {
 			for _, k := range keys {
 				key, ok := yamlorjson.KeyString(k)
-				if !ok {
+				if !ok || !utf8.ValidString(key) {
 					return errSlowPath
 				}
 				c, err := convertYAML(t[k], depth+1)
