@@ -3,6 +3,7 @@ package catalogedit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -304,7 +305,7 @@ func yamlScalar(s string) (string, bool) {
 			return out, false
 		}
 	}
-	return string(jsonString(s)), false
+	return yamlQuoted(s), false
 }
 
 // yamlKeyScalar renders a mapping key: a one-line scalar that yaml.v2
@@ -318,7 +319,41 @@ func yamlKeyScalar(k string) string {
 			}
 		}
 	}
-	return string(jsonString(k))
+	return yamlQuoted(k)
+}
+
+// yamlQuoted renders s as a JSON string, which YAML reads as a
+// double-quoted scalar, with every character YAML does not allow raw
+// (DEL, C1 controls, U+FEFF, U+FFFE, U+FFFF; JSON escapes only those below
+// U+0020) written as a \u escape.
+func yamlQuoted(s string) string {
+	q := string(jsonString(s))
+	if !strings.ContainsFunc(q, func(r rune) bool { return !yamlPrintable(r) }) {
+		return q
+	}
+	var b strings.Builder
+	for _, r := range q {
+		if yamlPrintable(r) {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// yamlPrintable reports whether YAML 1.1 allows r raw in a document (its
+// printable set, less tab and line breaks, which JSON escapes anyway).
+func yamlPrintable(r rune) bool {
+	switch {
+	case r >= 0x20 && r <= 0x7e, r == 0x85:
+	case r >= 0xa0 && r <= 0xd7ff:
+	case r >= 0xe000 && r <= 0xfffd && r != 0xfeff:
+	case r >= 0x10000 && r <= 0x10ffff:
+	default:
+		return false
+	}
+	return true
 }
 
 // readsBack reports whether yaml.v2 reads the scalar text as the string s.
@@ -338,13 +373,7 @@ func literalOK(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		switch {
-		case r == '\t' || r == '\n':
-		case r >= 0x20 && r <= 0x7e, r == 0x85:
-		case r >= 0xa0 && r <= 0xd7ff:
-		case r >= 0xe000 && r <= 0xfffd && r != 0xfeff:
-		case r >= 0x10000 && r <= 0x10ffff:
-		default:
+		if r != '\t' && r != '\n' && !yamlPrintable(r) {
 			return false
 		}
 	}
