@@ -323,17 +323,19 @@ func yamlKeyScalar(k string) string {
 }
 
 // yamlQuoted renders s as a JSON string, which YAML reads as a
-// double-quoted scalar, with every character YAML does not allow raw
-// (DEL, C1 controls, U+FEFF, U+FFFE, U+FFFF; JSON escapes only those below
-// U+0020) written as a \u escape.
+// double-quoted scalar, with every character YAML does not keep as it is
+// written (DEL, C1 controls, U+FEFF, U+FFFE, U+FFFF, and NEL, which YAML 1.1
+// reads as a line break; JSON escapes only those below U+0020 and U+2028/9)
+// written as a \u escape.
 func yamlQuoted(s string) string {
 	q := string(jsonString(s))
-	if !strings.ContainsFunc(q, func(r rune) bool { return !yamlPrintable(r) }) {
+	keep := func(r rune) bool { return yamlPrintable(r) && !yamlBreak(r) }
+	if !strings.ContainsFunc(q, func(r rune) bool { return !keep(r) }) {
 		return q
 	}
 	var b strings.Builder
 	for _, r := range q {
-		if yamlPrintable(r) {
+		if keep(r) {
 			b.WriteRune(r)
 		} else {
 			fmt.Fprintf(&b, `\u%04x`, r)
@@ -356,6 +358,12 @@ func yamlPrintable(r rune) bool {
 	return true
 }
 
+// yamlBreak reports whether r is one of the line breaks YAML 1.1 (yaml.v2)
+// knows besides LF and CR: NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+func yamlBreak(r rune) bool {
+	return r == 0x85 || r == 0x2028 || r == 0x2029
+}
+
 // readsBack reports whether yaml.v2 reads the scalar text as the string s.
 func readsBack(text, s string) bool {
 	var m map[string]any
@@ -373,7 +381,7 @@ func literalOK(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if r != '\t' && r != '\n' && !yamlPrintable(r) {
+		if r != '\t' && r != '\n' && (!yamlPrintable(r) || yamlBreak(r)) {
 			return false
 		}
 	}

@@ -13,7 +13,12 @@ func FuzzEmitString(f *testing.F) {
 	for _, s := range []string{"", "yes", "n", "1.0", "01", ">=1.0.0 <2.0.0", "a: b", "- x", "#c", "x #c",
 		"line1\nline2\n", "line1\n\n\nline2\n\n", " lead", "\tt", "trail ", "~", "null", "@at", "`tick", "'q'", "\"dq\"",
 		"long text that goes on and on past eighty columns so that yaml.v2 would fold it onto two lines ok",
-		"\u2028", "\x00", "\xff", "é", "a\r\nb"} {
+		"\u2028", "\x00", "\xff", "é", "a\r\nb",
+		// YAML 1.1 line breaks in text that would be a literal block, and
+		// DEL and NEL where only a quoted string holds the value.
+		"a\u0085b\nc\n", "a\u2028b\nc\n", "a\u2029b\nc\n",
+		"0000000000000000000000000\u0085000000000000000000000\xbd0000",
+		"0000000000000000000000000\x7f000000000000000000000\xbd0000"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
