@@ -28,6 +28,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
@@ -194,6 +195,21 @@ func Image(labels map[string]string, layers ...v1.Layer) (v1.Image, error) {
 	cf.OS, cf.Architecture = "linux", "amd64"
 	cf.Config.Labels = labels
 	return mutate.ConfigFile(img, cf)
+}
+
+// Layout writes img to a new OCI layout in a test temporary directory and
+// returns the layout's directory (an "oci:" reference without the prefix).
+func Layout(t testing.TB, img v1.Image) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "layout")
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(img); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // DirImage builds a one-layer image holding dir under prefix.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
+	"github.com/opmkit/opm/internal/registrytest"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/imagebuild"
 )
@@ -37,14 +37,7 @@ func TestExtractFileModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "layout")
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.AppendImage(img); err != nil {
-		t.Fatal(err)
-	}
+	dir := registrytest.Layout(t, img)
 	for _, keep := range []bool{true, false} {
 		var opts []image.Option
 		if keep {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
@@ -37,15 +36,7 @@ func opmBase(t *testing.T, id string) string {
 			t.Fatal(err)
 		}
 	}
-	dir := filepath.Join(t.TempDir(), "base")
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.AppendImage(img); err != nil {
-		t.Fatal(err)
-	}
-	return "oci:" + dir
+	return "oci:" + registrytest.Layout(t, img)
 }
 
 // layoutConfig returns the config of the image tagged in an OCI layout

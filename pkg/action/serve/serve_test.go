@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health/grpc_health_v1"
@@ -262,14 +260,7 @@ func TestServeImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "layout")
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.AppendImage(img); err != nil {
-		t.Fatal(err)
-	}
+	dir := registrytest.Layout(t, img)
 	tmp := t.TempDir()
 	res, _, err := serveFor(t, Options{Ref: "oci:" + dir, TempDir: tmp}, func(r Ready) { checkServing(t, r.GRPCAddr.String()) })
 	if err != nil || res.Stats.Packages != 3 {
@@ -284,14 +275,7 @@ func TestServeImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir2 := filepath.Join(t.TempDir(), "layout")
-	p2, err := layout.Write(dir2, empty.Index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p2.AppendImage(plain); err != nil {
-		t.Fatal(err)
-	}
+	dir2 := registrytest.Layout(t, plain)
 	_, _, err = serveFor(t, Options{Ref: "oci:" + dir2}, nil)
 	if err == nil || !strings.Contains(err.Error(), "is not a file-based catalog image") {
 		t.Errorf("not a catalog image: %v", err)
