@@ -55,7 +55,7 @@ func prefetchBundleDirs(ctx context.Context, opts Options) *renderedAhead {
 	}
 	dirs := uniqueRefs(opts.Refs, func(ref string) bool {
 		st, err := os.Stat(ref)
-		return err == nil && st.IsDir() && isBundleDir(ref)
+		return err == nil && st.IsDir() && IsBundleDir(ref)
 	})
 	if len(dirs) < 2 {
 		return nil

@@ -224,7 +224,7 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 	if !st.IsDir() {
 		return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
 	}
-	if isBundleDir(ref) {
+	if IsBundleDir(ref) {
 		if opts.AllowedRefMask&RefBundleDir == 0 {
 			return rendered{}, fmt.Errorf("cannot render bundle directory %q: %w", ref, ErrNotAllowed)
 		}
@@ -237,9 +237,9 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 	return rendered{cfg: cfg}, err
 }
 
-// isBundleDir reports whether dir has both manifests/ and metadata/
+// IsBundleDir reports whether dir has both manifests/ and metadata/
 // subdirectories.
-func isBundleDir(dir string) bool {
+func IsBundleDir(dir string) bool {
 	for _, sub := range []string{"manifests", "metadata"} {
 		st, err := os.Stat(dir + string(os.PathSeparator) + sub)
 		if err != nil || !st.IsDir() {

@@ -62,7 +62,7 @@ func streamable(opts Options) bool {
 	}
 	for _, ref := range opts.Refs {
 		st, err := os.Stat(ref)
-		if err != nil || !st.IsDir() || isBundleDir(ref) {
+		if err != nil || !st.IsDir() || IsBundleDir(ref) {
 			return false
 		}
 	}

@@ -113,7 +113,7 @@ func TestWriteStreamConformance(t *testing.T) {
 	}
 	n := 0
 	for _, dir := range dirs {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() || isBundleDir(dir) {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() || IsBundleDir(dir) {
 			continue
 		}
 		compareStreamed(t, []string{dir})

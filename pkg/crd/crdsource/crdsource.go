@@ -32,7 +32,7 @@ func Load(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bun
 	st, err := os.Stat(ref)
 	switch {
 	case err == nil && st.IsDir():
-		if !isBundleDir(ref) {
+		if !render.IsBundleDir(ref) {
 			return nil, fmt.Errorf("%s: a directory that is not a bundle (no manifests/ and metadata/)", ref)
 		}
 		return crd.FromBundleDir(ctx, ref)
@@ -46,15 +46,6 @@ func Load(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bun
 		return nil, err
 	}
 	return b, nil
-}
-
-func isBundleDir(dir string) bool {
-	for _, sub := range []string{"manifests", "metadata"} {
-		if st, err := os.Stat(filepath.Join(dir, sub)); err != nil || !st.IsDir() {
-			return false
-		}
-	}
-	return true
 }
 
 // loadFile reads a manifest file of CRDs.
