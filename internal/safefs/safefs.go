@@ -382,11 +382,17 @@ func pathError(op, name string, err error) error {
 	if isEscape(err) {
 		return &fs.PathError{Op: op, Path: name, Err: ErrEscapes}
 	}
+	return &fs.PathError{Op: op, Path: name, Err: UnwrapPath(err)}
+}
+
+// UnwrapPath drops the *fs.PathError around err, whose path (relative to
+// a root) the caller names itself.
+func UnwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return &fs.PathError{Op: op, Path: name, Err: pe.Err}
+		return pe.Err
 	}
-	return &fs.PathError{Op: op, Path: name, Err: err}
+	return err
 }
 
 // isEscape recognises os.Root's error for a name that leaves the root

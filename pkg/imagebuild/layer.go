@@ -363,13 +363,13 @@ func (b *layerBuilder) tree(root *os.Root, t Tree) error {
 	if src != "." {
 		fi, err := root.Stat(src)
 		if err != nil {
-			return fmt.Errorf("%s: %w", b.name(src), unwrapPath(err))
+			return fmt.Errorf("%s: %w", b.name(src), safefs.UnwrapPath(err))
 		}
 		if !fi.IsDir() {
 			return fmt.Errorf("%s: not a directory", b.name(src))
 		}
 		if sub, err = root.OpenRoot(src); err != nil {
-			return fmt.Errorf("%s: %w", b.name(src), unwrapPath(err))
+			return fmt.Errorf("%s: %w", b.name(src), safefs.UnwrapPath(err))
 		}
 		defer sub.Close()
 	}
@@ -433,7 +433,7 @@ func (b *layerBuilder) walk(sub *os.Root, src, rel, dst string) error {
 		target := dst + "/" + p
 		fi, err := sub.Lstat(p)
 		if err != nil {
-			return fmt.Errorf("%s: %w", b.name(userPath), unwrapPath(err))
+			return fmt.Errorf("%s: %w", b.name(userPath), safefs.UnwrapPath(err))
 		}
 		switch m := fi.Mode(); {
 		case m.IsDir():
@@ -462,7 +462,7 @@ func (b *layerBuilder) walk(sub *os.Root, src, rel, dst string) error {
 func (b *layerBuilder) readDir(sub *os.Root, src, rel string) ([]string, error) {
 	f, err := sub.Open(rel)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.name(path.Join(src, rel)), unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w", b.name(path.Join(src, rel)), safefs.UnwrapPath(err))
 	}
 	defer f.Close()
 	var names []string
@@ -476,7 +476,7 @@ func (b *layerBuilder) readDir(sub *os.Root, src, rel string) ([]string, error) 
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", b.name(path.Join(src, rel)), unwrapPath(err))
+			return nil, fmt.Errorf("%s: %w", b.name(path.Join(src, rel)), safefs.UnwrapPath(err))
 		}
 		if err := b.ctx.Err(); err != nil {
 			return nil, err
@@ -511,12 +511,12 @@ func (b *layerBuilder) file(sub *os.Root, p, userPath, target string, fi fs.File
 	}
 	f, err := sub.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return fmt.Errorf("%s: %w", b.name(userPath), unwrapPath(err))
+		return fmt.Errorf("%s: %w", b.name(userPath), safefs.UnwrapPath(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("%s: %w", b.name(userPath), unwrapPath(err))
+		return fmt.Errorf("%s: %w", b.name(userPath), safefs.UnwrapPath(err))
 	}
 	if !st.Mode().IsRegular() || !os.SameFile(fi, st) {
 		return fmt.Errorf("%s: replaced while it was read: %w", b.name(userPath), ErrUnsupported)
@@ -526,7 +526,7 @@ func (b *layerBuilder) file(sub *os.Root, p, userPath, target string, fi fs.File
 	}
 	n, err := io.Copy(b.tw, io.LimitReader(ctxReader{b.ctx, f}, size))
 	if err != nil {
-		return fmt.Errorf("%s: %w", b.name(userPath), unwrapPath(err))
+		return fmt.Errorf("%s: %w", b.name(userPath), safefs.UnwrapPath(err))
 	}
 	if n < size {
 		return fmt.Errorf("%s: %d bytes read of %d: the file changed while it was read", b.name(userPath), n, size)
@@ -549,7 +549,7 @@ func (b *layerBuilder) symlink(sub *os.Root, p, userPath, target string) error {
 	}
 	link, err := sub.Readlink(p)
 	if err != nil {
-		return fmt.Errorf("%s: %w", b.name(userPath), unwrapPath(err))
+		return fmt.Errorf("%s: %w", b.name(userPath), safefs.UnwrapPath(err))
 	}
 	if filepath.IsAbs(link) || strings.HasPrefix(link, "/") {
 		return fmt.Errorf("%s: symbolic link to the absolute path %q: %w (links must be relative and stay inside the directory)", b.name(userPath), link, ErrUnsupported)
@@ -558,19 +558,9 @@ func (b *layerBuilder) symlink(sub *os.Root, p, userPath, target string) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: symbolic link to %q, which does not exist: %w", b.name(userPath), link, ErrUnsupported)
 		}
-		return fmt.Errorf("%s: symbolic link to %q: %v: %w (links must stay inside the directory)", b.name(userPath), link, unwrapPath(err), ErrUnsupported)
+		return fmt.Errorf("%s: symbolic link to %q: %v: %w (links must stay inside the directory)", b.name(userPath), link, safefs.UnwrapPath(err), ErrUnsupported)
 	}
 	return b.header(&tar.Header{Typeflag: tar.TypeSymlink, Name: target, Linkname: filepath.ToSlash(link), Mode: 0o777})
-}
-
-// unwrapPath drops the *fs.PathError around err, whose path is relative to
-// a root (the callers name the file themselves).
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // ctxReader stops reading when ctx is done.

@@ -3,7 +3,6 @@ package jsoncache
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/serve"
 )
 
@@ -92,7 +92,7 @@ type writer struct {
 // directory mode; it must not exist yet.
 func (w *writer) mkdir(p string) error {
 	if err := w.root.Mkdir(p, w.o.DirMode); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(w.dir, p), unwrapPath(err))
+		return fmt.Errorf("%s: %w", filepath.Join(w.dir, p), safefs.UnwrapPath(err))
 	}
 	if err := w.root.Chmod(p, w.o.DirMode); err != nil {
 		return err
@@ -116,7 +116,7 @@ func (w *writer) mkdirAll(p string) error {
 func (w *writer) file(p string, data []byte) error {
 	f, err := w.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, w.o.FileMode)
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(w.dir, p), unwrapPath(err))
+		return fmt.Errorf("%s: %w", filepath.Join(w.dir, p), safefs.UnwrapPath(err))
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -267,14 +267,4 @@ func deprecationOf(d serve.Deprecation) *deprecationJSON {
 		return nil
 	}
 	return &deprecationJSON{Message: d.Message}
-}
-
-// unwrapPath drops the *fs.PathError around err (the callers name the
-// file themselves).
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
