@@ -11,6 +11,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
+	"github.com/opmkit/opm/pkg/sqlite"
 )
 
 // Image labels that classify images, as upstream reads them.
@@ -19,7 +20,9 @@ const (
 	ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 	// BundlePackageLabel marks a bundle image.
 	BundlePackageLabel = "operators.operatorframework.io.bundle.package.v1"
-	// DatabaseLabel marks a (no longer supported) sqlite index image.
+	// DatabaseLabel holds the path of the sqlite database in an index
+	// image (upstream's images before file-based catalogs). An image with
+	// both this label and ConfigsLabel renders its file-based catalog.
 	DatabaseLabel = "operators.operatorframework.io.index.database.v1"
 )
 
@@ -85,8 +88,11 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 			return rendered{}, fmt.Errorf("cannot render bundle image: %w", ErrNotAllowed)
 		}
 		paths, bundle = []string{"manifests", "metadata"}, true
-	} else if _, ok := labels[DatabaseLabel]; ok {
-		return rendered{}, fmt.Errorf("render %q: sqlite-based index images are no longer supported, migrate to a file-based catalog: %w", ref, ErrNotAllowed)
+	} else if db, ok := labels[DatabaseLabel]; ok {
+		if opts.AllowedRefMask&RefSqliteImage == 0 {
+			return rendered{}, fmt.Errorf("cannot render sqlite image: %w", ErrNotAllowed)
+		}
+		return renderDatabaseImage(ctx, img, ref, db, opts)
 	} else {
 		return rendered{}, fmt.Errorf("render %q: %s", ref, unknownImageType(labels))
 	}
@@ -196,4 +202,40 @@ func prefetchImages(ctx context.Context, opts Options) *imageCache {
 		})
 	}
 	return c
+}
+
+// renderDatabaseImage renders the sqlite database an index image holds at
+// dbPath. The file is extracted into a private directory and opened
+// through an os.Root, so a symbolic link in the image cannot lead to a
+// host file.
+func renderDatabaseImage(ctx context.Context, img image.Image, ref, dbPath string, opts Options) (rendered, error) {
+	rel := strings.TrimPrefix(path.Clean("/"+dbPath), "/")
+	if rel == "" {
+		return rendered{}, fmt.Errorf("render %q: label %s names no file", ref, DatabaseLabel)
+	}
+	tmp, err := os.MkdirTemp("", "opm-render-*")
+	if err != nil {
+		return rendered{}, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := img.Extract(ctx, tmp, rel); err != nil {
+		return rendered{}, err
+	}
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return rendered{}, err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return rendered{}, fmt.Errorf("render %q: the image has no file /%s (label %s)", ref, rel, DatabaseLabel)
+	}
+	defer f.Close()
+	db, err := sqlite.OpenFile(ctx, f, ref+":/"+rel, opts.SQLite)
+	if err != nil {
+		return rendered{}, err
+	}
+	defer db.Close()
+	cfg, err := db.Render(ctx, opts.Warn)
+	return rendered{cfg: cfg}, err
 }
