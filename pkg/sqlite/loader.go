@@ -99,11 +99,22 @@ type Head struct {
 	Channel, Bundle string
 }
 
-// packageProperty is the olm.package row the loader writes for each bundle
-// it walks.
-func packageProperty(pkg, version string) TypedValue {
-	v, _ := json.Marshal(property.Package{PackageName: pkg, Version: version})
-	return TypedValue{Type: valid(property.TypePackage), Value: valid(string(v))}
+// addPackageProperty adds the olm.package row the loader writes for each
+// bundle it walks, unless the bundle already has an olm.package property
+// of that package (upstream would add a second, different one for a bundle
+// whose own olm.package says more, a release, and fail validation).
+func (b *Bundle) addPackageProperty(pkg string) {
+	raw, _ := json.Marshal(property.Package{PackageName: pkg, Version: b.Version.String})
+	for _, p := range b.Properties {
+		if p.Type.String != property.TypePackage || p.Value.String == string(raw) {
+			continue
+		}
+		var v property.Package
+		if json.Unmarshal([]byte(p.Value.String), &v) == nil && v.PackageName == pkg {
+			return
+		}
+	}
+	b.Properties = append(b.Properties, TypedValue{Type: valid(property.TypePackage), Value: valid(string(raw))})
 }
 
 func valid(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
@@ -156,7 +167,7 @@ func (c *Contents) walk(pkg string, h Head) []error {
 			errs = append(errs, fmt.Errorf("no bundle found for bundlename %s", current))
 			break
 		}
-		b.Properties = append(b.Properties, packageProperty(pkg, b.Version.String))
+		b.addPackageProperty(pkg)
 		if b.Deprecated() {
 			break
 		}
@@ -164,13 +175,16 @@ func (c *Contents) walk(pkg string, h Head) []error {
 		if b.Skips.Valid && b.Skips.String != "" {
 			skips = strings.Split(b.Skips.String, ",")
 		}
+		replaces := b.Replaces.String
+		if e, ok := b.Edges[h.Channel]; ok {
+			skips, replaces = e.Skips, e.Replaces
+		}
 		for _, s := range skips {
 			skipped := c.addEntry(h.Channel, pkg, s, depth)
 			synthetic := c.addEntry(h.Channel, pkg, current, depth)
 			c.setReplaces(synthetic, skipped)
 			depth++
 		}
-		replaces := b.Replaces.String
 		if replaces == "" {
 			break
 		}
@@ -306,6 +320,9 @@ func (c *Contents) ClearNonHeadBundles() {
 		if b.Path.Valid && b.Path.String != "" && !heads[b.Name] {
 			b.Manifests = sql.NullString{}
 			b.CSV = sql.NullString{}
+			// without its CSV, a bundle's relatedImages are its
+			// related_image rows, with no names
+			b.Related = nil
 		}
 	}
 }

@@ -42,6 +42,12 @@ type Package struct {
 	// Channels are the package's channel rows, in the order upstream's
 	// query returns them.
 	Channels []Channel
+
+	// Catalog, when set, is the olm.package blob of the file-based catalog
+	// the package was read from (never from a database): its description
+	// is kept, and its icon when the head of its default channel has no
+	// CSV to take one from.
+	Catalog *declcfg.Package
 }
 
 // Channel is a channel row: its name and head bundle.
@@ -64,6 +70,26 @@ type Bundle struct {
 	SubstitutesFor sql.NullString
 	Properties     []TypedValue
 	Dependencies   []TypedValue
+
+	// The fields below are never read from a database: they carry what a
+	// file-based catalog says of a bundle that opm's index add reads into
+	// Contents.
+
+	// Edges, when set, are the bundle's edges in each channel of the
+	// catalog: the walk of a channel follows them there instead of
+	// Replaces and Skips, and the bundle's entry there gets their
+	// SkipRange.
+	Edges map[string]Edges
+	// Related, when not nil, are the bundle's relatedImages, used instead
+	// of the CSV's and the related_image rows.
+	Related []declcfg.RelatedImage
+}
+
+// Edges are a bundle's upgrade edges in one channel.
+type Edges struct {
+	Replaces  string
+	Skips     []string
+	SkipRange string
 }
 
 // TypedValue is a properties or dependencies row.
@@ -373,7 +399,22 @@ func convert(c *Contents, warn func(string)) (*declcfg.DeclarativeConfig, error)
 		return nil, err
 	}
 	cfg := fromModel(m)
-	addRelatedImages(cfg, c.RelatedImages)
+	rows := map[string][]string{}
+	for name, imgs := range c.RelatedImages {
+		if b := c.Bundles[name]; b == nil || b.Related == nil {
+			rows[name] = imgs
+		}
+	}
+	addRelatedImages(cfg, rows)
+	for i := range cfg.Packages {
+		if p := c.Packages[cfg.Packages[i].Name]; p != nil && p.Catalog != nil {
+			cfg.Packages[i].Description = p.Catalog.Description
+			cfg.Packages[i].Properties = p.Catalog.Properties
+			if cfg.Packages[i].Icon == nil {
+				cfg.Packages[i].Icon = p.Catalog.Icon
+			}
+		}
+	}
 	return cfg, nil
 }
 
@@ -387,6 +428,7 @@ type apiBundle struct {
 	properties, dependencies     []TypedValue
 	provided, required           []gvk
 	deprecated                   bool
+	related                      []declcfg.RelatedImage
 }
 
 func newAPIBundle(b *Bundle, ms *membership) (*apiBundle, error) {
@@ -397,6 +439,10 @@ func newAPIBundle(b *Bundle, ms *membership) (*apiBundle, error) {
 		path:      b.Path.String,
 		replaces:  ms.replaces.String,
 		skipRange: b.SkipRange.String,
+		related:   b.Related,
+	}
+	if e, ok := b.Edges[ms.channel.String]; ok {
+		ab.skipRange = e.SkipRange
 	}
 	if ms.hasSkips {
 		ab.skips = ms.skips
@@ -561,6 +607,12 @@ func (ab *apiBundle) modelBundle() (*model.Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get related iamges: %v", err)
 	}
+	if ab.related != nil {
+		related = make([]model.RelatedImage, len(ab.related))
+		for i, ri := range ab.related {
+			related[i] = model.RelatedImage{Name: ri.Name, Image: ri.Image}
+		}
+	}
 	v, err := semver.Parse(ab.version)
 	if err != nil {
 		return nil, fmt.Errorf("parse version %q: %v", ab.version, err)
@@ -641,6 +693,9 @@ func setIcon(c *Contents, mp *model.Package, warn func(string)) error {
 	}
 	if head == nil {
 		return fmt.Errorf("get default channel head for package %q: no entry found for %s %s", mp.Name, mp.Name, mp.DefaultChannel.Name)
+	}
+	if !head.CSV.Valid && c.Packages[mp.Name].Catalog != nil {
+		return nil // the catalog's icon is kept
 	}
 	var csv struct {
 		Metadata k8stypes.ObjectMeta `json:"metadata"`
