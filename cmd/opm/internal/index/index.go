@@ -192,17 +192,17 @@ index.db file), migrated to FBC as 'opm migrate' migrates it.
 // note is the one line that says the result is a file-based catalog.
 func note(o indexaction.AddOptions, res *indexaction.AddResult, tool string) string {
 	var b strings.Builder
-	b.WriteString("note: opm index add built a file-based catalog (FBC), not an sqlite index")
+	b.WriteString("note: opm index add builds file-based catalogs (FBC), not sqlite indexes")
 	if res.FromSQLite {
 		fmt.Fprintf(&b, " (the sqlite index %s was migrated to FBC)", o.FromIndex)
 	}
 	if o.Generate {
-		fmt.Fprintf(&b, ": wrote %s (the catalog) and %s; 'opm build catalog %s -t IMAGE' builds it with no container engine", res.Written[0], res.Written[1], res.Written[0])
-	} else {
-		fmt.Fprintf(&b, " and pushed it to %s; to keep the catalog as a directory, run with --generate (or 'opm migrate %s DIR')", o.Build.Tags[0], o.Build.Tags[0])
-		if tool != "" {
-			fmt.Fprintf(&b, "; %s was not used", tool)
-		}
+		fmt.Fprintf(&b, ": wrote the catalog to %s/ and %s (not database/index.db); 'opm build catalog %s -t IMAGE' builds its image with no container engine", res.Written[0], res.Written[1], res.Written[0])
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": pushed the catalog image to %s; to keep the catalog as a directory, run with --generate (or 'opm migrate %s DIR')", o.Build.Tags[0], o.Build.Tags[0])
+	if tool != "" {
+		fmt.Fprintf(&b, "; --container-tool %s was not used", tool)
 	}
 	return b.String()
 }
