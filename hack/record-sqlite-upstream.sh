@@ -13,12 +13,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 
-run() { # NAME DB ARGS...: stdout to NAME.out, exit code to NAME.exit, stderr (no timestamps) to NAME.stderr
+run() { # NAME DB ARGS...: stdout to NAME.stdout, exit code to NAME.exit, stderr (no timestamps) to NAME.stderr
 	local name=$1 db=$2
 	shift 2
 	gzip -dc "$db" >"$tmp/index.db"
 	local code=0
-	(cd "$tmp" && "$up" "$@") >"$out/$name.out" 2>"$tmp/stderr" || code=$?
+	(cd "$tmp" && "$up" "$@") >"$out/$name.stdout" 2>"$tmp/stderr" || code=$?
 	echo "$code" >"$out/$name.exit"
 	sed -E 's/^time="[^"]*" //; s/^[0-9]{4}\/[0-9]{2}\/[0-9]{2} [0-9:]{8} //' "$tmp/stderr" >"$out/$name.stderr"
 	[ -s "$out/$name.stderr" ] || rm "$out/$name.stderr"
@@ -29,7 +29,7 @@ for db in schema/*.db.gz real/*.db.gz; do
 	run "$n.render-json" "$db" render index.db
 done
 # the large real database's output is kept gzipped
-gzip -9nf "$out/bundles.render-json.out"
+gzip -9nf "$out/bundles.render-json.stdout"
 for db in schema/v13.db.gz schema/v08.db.gz real/foo-index.db.gz; do
 	n=$(basename "$db" .db.gz)
 	run "$n.render-yaml" "$db" render -o yaml index.db

@@ -67,7 +67,7 @@ func TestUpstream(t *testing.T) {
 			if gotExit != wantExit {
 				t.Fatalf("exit %s, upstream %s; error: %v", gotExit, wantExit, rerr)
 			}
-			want := readFile(t, filepath.Join(dir, run+".out"))
+			want := readFile(t, filepath.Join(dir, run+".stdout"))
 			if !bytes.Equal(out.Bytes(), want) {
 				t.Errorf("stdout differs from upstream's (%d bytes, upstream %d)", out.Len(), len(want))
 			}
