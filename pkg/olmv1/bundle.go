@@ -44,8 +44,10 @@ type Object struct {
 // Dir is what OLM v1 reads of a bundle directory (or image) besides its
 // manifests (see LoadDir).
 type Dir struct {
-	// Package is the package metadata/annotations.yaml names.
-	Package string
+	// Package is the package metadata/annotations.yaml names, and
+	// PackageAt where (the file, or the key's line when it is there).
+	Package   string
+	PackageAt Source
 	// Subdirectories are the directories inside manifests/, as slash
 	// paths from the bundle root ("manifests/crds").
 	Subdirectories []string
@@ -295,8 +297,12 @@ func (c *checker) installModes(modes []csvtypes.InstallMode, path string, at fun
 		c.v.Watch = WatchUnsupported
 	}
 	supported := "supports " + describeModes(c.v.InstallModes)
+	notAll := supported + " but not AllNamespaces"
+	if len(c.v.InstallModes) == 0 {
+		notAll = supported
+	}
 	if !all && !c.g.SingleOwnNamespace {
-		is := at(CodeAllNamespacesUnsupported, path, fmt.Sprintf("the CSV %s, not AllNamespaces: OLM v1 installs only AllNamespaces bundles unless the %s feature gate is on", supported, GateSingleOwnNamespace))
+		is := at(CodeAllNamespacesUnsupported, path, fmt.Sprintf("the CSV %s: OLM v1 installs only AllNamespaces bundles unless the %s feature gate is on", notAll, GateSingleOwnNamespace))
 		is.Upstream = "unsupported bundle: bundle does not support AllNamespaces install mode"
 		if c.v.Watch != WatchUnsupported {
 			is.Help = fmt.Sprintf("support AllNamespaces; or, on a cluster with %s on (the experimental CRDs), a ClusterExtension with watchNamespace installs it: %s", GateSingleOwnNamespace, c.v.Watch.Describe())
@@ -311,16 +317,21 @@ func (c *checker) installModes(modes []csvtypes.InstallMode, path string, at fun
 		return
 	}
 	if !all && c.g.SingleOwnNamespace {
-		is := at(CodeWatchNamespace, path, fmt.Sprintf("the CSV %s, not AllNamespaces: OLM v1 installs it only with a watchNamespace config: %s", supported, c.v.Watch.Describe()))
+		is := at(CodeWatchNamespace, path, fmt.Sprintf("the CSV %s: OLM v1 installs it only with a watchNamespace config: %s", notAll, c.v.Watch.Describe()))
 		is.Help = "opm generate clusterextension writes a ClusterExtension with a valid watchNamespace; supporting AllNamespaces needs none"
 	}
 }
 
+// describeModes lists install modes in a sentence: "A", "A and B", "A, B
+// and C".
 func describeModes(modes []string) string {
-	if len(modes) == 0 {
+	switch len(modes) {
+	case 0:
 		return "no install mode"
+	case 1:
+		return modes[0]
 	}
-	return strings.Join(modes, ", ")
+	return strings.Join(modes[:len(modes)-1], ", ") + " and " + modes[len(modes)-1]
 }
 
 // manifests checks the manifests: the applier's checks, every render
@@ -344,7 +355,8 @@ func (c *checker) manifests() {
 				Help:     "move its manifests up into manifests/"})
 		}
 		if d.Package == "" && !slices.ContainsFunc(d.Unreadable, func(u Unreadable) bool { return u.File == annotationsFile }) {
-			c.add(Issue{Code: CodePackageNameEmpty, Object: -1, Property: -1, At: &Source{File: annotationsFile},
+			at := d.PackageAt
+			c.add(Issue{Code: CodePackageNameEmpty, Object: -1, Property: -1, At: &at,
 				Message: annotationsFile + " names no package (" + bundle.AnnotationPackage + ")", Upstream: "package name is empty"})
 		}
 	}
@@ -353,7 +365,7 @@ func (c *checker) manifests() {
 	if m.csv == nil {
 		if len(issues) == 0 || !hasCSVIssue(c.b.Objects, issues) {
 			c.add(Issue{Code: CodeNoCSV, Object: -1, Property: -1,
-				Message:  fmt.Sprintf("bundle %q has no ClusterServiceVersion among its %d manifests", c.b.Name, len(c.b.Objects)),
+				Message:  fmt.Sprintf("the bundle has no ClusterServiceVersion among its %s", plural(len(c.b.Objects), "manifest", "manifests")),
 				Upstream: `no ClusterServiceVersion found in "manifests"`})
 		}
 		return

@@ -73,7 +73,7 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Bundle, error) {
 	if !ok {
 		sfs = safefs.New(ctx, fsys)
 	}
-	b := &Bundle{Dir: &Dir{}}
+	b := &Bundle{Dir: &Dir{PackageAt: Source{File: annotationsFile}}}
 	if err := b.readAnnotations(sfs); err != nil {
 		if safefs.IsRefusal(err) || ctx.Err() != nil {
 			return nil, err
@@ -106,6 +106,11 @@ func (b *Bundle) readAnnotations(fsys *safefs.FS) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	b.Dir.Package = a.Annotations.Package
+	b.Dir.PackageAt = Source{File: file}
+	line, col, found := docpath.LocateYAML(data, docpath.Parse(`annotations."`+bundle.AnnotationPackage+`"`))
+	if found == 2 {
+		b.Dir.PackageAt.Line, b.Dir.PackageAt.Column = line, docpath.ByteColumn(data, line, col)
+	}
 	return nil
 }
 
