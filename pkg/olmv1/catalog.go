@@ -124,25 +124,17 @@ func CheckPackage(ctx context.Context, p *graph.PackageGraph, verdicts map[strin
 	return r, nil
 }
 
-// freshPick is the bundle OLM v1 installs from chans: the highest version
-// among the bundles that are not deprecated, or among all when all are.
+// freshPick is the bundle OLM v1 installs from chans ("" for none).
 func freshPick(p *graph.PackageGraph, chans []*graph.ChannelGraph) string {
-	var best *graph.Node
-	for _, c := range chans {
-		for _, e := range c.Entries {
-			n := p.Nodes[e.Name]
-			if n == nil || !n.HasBundle || !n.HasVersion {
-				continue
-			}
-			if best == nil || better(n, best) {
-				best = n
-			}
-		}
+	names := make([]string, len(chans))
+	for i, c := range chans {
+		names[i] = c.Name
 	}
-	if best == nil {
+	n, err := Resolve(p, names, nil)
+	if err != nil {
 		return ""
 	}
-	return best.Name
+	return n.Name
 }
 
 // better ranks a above b as OLM v1's resolver does: not deprecated first,
