@@ -70,9 +70,7 @@ func ParseGates(list []string) (Gates, error) {
 			case GateServiceCA:
 				g.ServiceCA = on
 			default:
-				e := suggest.Unknown("feature gate", name, "", gateNames)
-				e.Hint = "the gates that change a verdict are " + strings.Join(gateNames, ", ")
-				return g, e
+				return g, suggest.Unknown("feature gate", name, "", gateNames)
 			}
 		}
 	}

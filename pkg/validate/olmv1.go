@@ -129,8 +129,8 @@ func (g *group) olmv1Finding(i int, b *olmv1.Bundle, at []int, is olmv1.Issue) F
 	switch {
 	case is.Object >= 0:
 		inner = b.Describe(is.Object)
-		if is.Path != "" {
-			inner += " at " + is.Path
+		if is.Path != "" && is.Path != "kind" {
+			inner += ", " + is.Path
 		}
 		if at != nil {
 			f.Path = "properties[" + strconv.Itoa(at[is.Object]) + "]"
