@@ -161,8 +161,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "OLM v1 (operator-controller %s; %s):\n", s.Release, s.Gates)
 	fmt.Fprintf(&b, "  packages:  %d of %d install from a ClusterExtension naming only the package\n", s.PackagesInstallable, s.Packages)
-	fmt.Fprintf(&b, "  channels:  %d of %d default channels and %d of %d channels install their newest bundle\n",
-		s.DefaultChannelsInstallable, s.DefaultChannels, s.ChannelsInstallable, s.Channels)
+	fmt.Fprintf(&b, "  channels:  %d of %d install from a ClusterExtension naming the channel (%d of %d default channels)\n",
+		s.ChannelsInstallable, s.Channels, s.DefaultChannelsInstallable, s.DefaultChannels)
 	fmt.Fprintf(&b, "  bundles:   %d of %d installable", s.BundlesInstallable, s.Bundles)
 	if s.ManifestsNotRead > 0 {
 		b.WriteString(" as far as checked")
@@ -199,7 +199,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 		b.WriteString(" (bundles)\n")
 	}
 	if s.UpgradesDiffer > 0 || s.UpgradesRefused > 0 {
-		fmt.Fprintf(&b, "  upgrades:  from %d bundles OLM v1 upgrades elsewhere than OLM classic; %d go to a bundle OLM v1 refuses\n", s.UpgradesDiffer, s.UpgradesRefused)
+		fmt.Fprintf(&b, "  upgrades:  from %s OLM v1 upgrades elsewhere than OLM classic; %s to a bundle OLM v1 refuses\n",
+			plural(s.UpgradesDiffer, "bundle", "bundles"), plural(s.UpgradesRefused, "upgrade goes", "upgrades go"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

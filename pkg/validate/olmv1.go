@@ -162,7 +162,9 @@ func (g *group) olmv1Finding(i int, b *olmv1.Bundle, at []int, is olmv1.Issue) F
 
 // olmv1ChannelFindings reports the channels whose newest bundle OLM v1
 // refuses, and the upgrades it takes differently from OLM classic or into
-// a bundle it refuses.
+// a bundle it refuses. (The bundle a ClusterExtension naming no channel
+// installs is the pick of the channel that holds it, so it needs no
+// finding of its own.)
 func (g *group) olmv1ChannelFindings(p *graph.PackageGraph, r *olmv1.PackageReport) []Finding {
 	var out []Finding
 	reasons := func(name string) string {
@@ -179,7 +181,6 @@ func (g *group) olmv1ChannelFindings(p *graph.PackageGraph, r *olmv1.PackageRepo
 		}
 		return fmt.Sprintf("pin an installable version (spec.source.catalog.version: %q, %s), or make the newest bundle installable", ok[0].VersionString(), ok[0].Name)
 	}
-	picked := map[string]bool{}
 	for _, c := range r.Channels {
 		ci := channelIndex(g.cfg.Channels, c.Name)
 		if ci < 0 {
@@ -187,7 +188,6 @@ func (g *group) olmv1ChannelFindings(p *graph.PackageGraph, r *olmv1.PackageRepo
 		}
 		entries := g.cfg.Channels[ci].Entries
 		if c.Pick != "" && !r.Installable(c.Pick) && r.Verdicts[c.Pick] != nil {
-			picked[c.Pick] = true
 			f := g.crdFinding(declcfg.KindChannel, ci, "entries["+strconv.Itoa(entryIndex(entries, c.Pick, 0))+"]", p.Name, c.Name, c.Pick, olmv1.CodePickRefused,
 				fmt.Sprintf("a ClusterExtension for package %q in channel %q installs %q, the channel's newest bundle, which OLM v1 refuses (%s)", p.Name, c.Name, c.Pick, reasons(c.Pick)))
 			f.Severity = SeverityError
@@ -215,13 +215,6 @@ func (g *group) olmv1ChannelFindings(p *graph.PackageGraph, r *olmv1.PackageRepo
 				out = append(out, f)
 			}
 		}
-	}
-	if r.Pick != "" && !r.Installable(r.Pick) && r.Verdicts[r.Pick] != nil && !picked[r.Pick] {
-		f := g.crdFinding(declcfg.KindPackage, 0, "", p.Name, "", r.Pick, olmv1.CodePickRefused,
-			fmt.Sprintf("a ClusterExtension for package %q (no channel) installs %q, its newest bundle, which OLM v1 refuses (%s)", p.Name, r.Pick, reasons(r.Pick)))
-		f.Severity = SeverityError
-		f.Help = pinHelp(nil)
-		out = append(out, f)
 	}
 	return out
 }
