@@ -703,11 +703,11 @@ func FromDeclcfg(b *declcfg.Bundle) (out *Bundle, at []int, err error) {
 		if p.Type != property.TypeBundleObject {
 			continue
 		}
-		var v property.BundleObject
-		if err := json.Unmarshal(p.Value, &v); err != nil {
-			return nil, nil, fmt.Errorf("bundle %q: properties[%d]: %s: %w", b.Name, i, p.Type, err)
+		data, ok := property.BundleObjectData(p.Value)
+		if !ok {
+			return nil, nil, fmt.Errorf("bundle %q: properties[%d]: %s: not {\"data\": \"<base64>\"}", b.Name, i, p.Type)
 		}
-		js, err := yamlorjson.ToJSON(v.Data)
+		js, err := yamlorjson.ToJSON(data)
 		if err != nil {
 			return nil, nil, fmt.Errorf("bundle %q: properties[%d]: %s: %w", b.Name, i, p.Type, err)
 		}
