@@ -32,7 +32,7 @@ func TestConformanceBundles(t *testing.T) {
 		// OperatorConditions and OLM classic's APIs, webhooks
 		"community-kubevirt-hyperconverged@1.8.2": {true, []string{CodeWebhooksCertProvider, CodeOperatorCondition, CodeClassicAPI}},
 		// upstream's test bundles declare no install mode at all
-		"upstream-etcd.0.9.0": {false, []string{CodeAllNamespacesUnsupported, CodeInstallModesUnsupported}},
+		"upstream-etcd.0.9.0":     {false, []string{CodeAllNamespacesUnsupported, CodeInstallModesUnsupported}},
 		"webhook-operator@v0.0.1": {true, []string{CodeWebhooksCertProvider}},
 	}
 	seen := 0
