@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -280,7 +281,7 @@ func (c *checker) installModes(modes []csvtypes.InstallMode, path string, at fun
 		}
 	}
 	c.v.Modes = true
-	c.v.InstallModes = sortedKeys(set)
+	c.v.InstallModes = slices.Sorted(maps.Keys(set))
 	all, own, single := set[AllNamespaces], set[OwnNamespace], set[SingleNamespace]
 	switch {
 	case all && (own || single):
@@ -584,7 +585,7 @@ func (c *checker) others(m *manifests) {
 		}
 		is := c.objectIssue(CodeObjectUnsupported, o.at, "kind", fmt.Sprintf("%s %q: a registry+v1 bundle may not hold objects of this kind", o.kind, o.name))
 		is.Upstream = fmt.Sprintf("unsupported resource %q with kind %q", o.name, o.kind)
-		is.Help = "supported kinds: " + strings.Join(sortedKeys(supportedKinds), ", ")
+		is.Help = "supported kinds: " + strings.Join(slices.Sorted(maps.Keys(supportedKinds)), ", ")
 	}
 }
 
@@ -653,7 +654,7 @@ func webhookKinds(whs []webhook) string {
 			delete(n, t.typ)
 		}
 	}
-	for _, t := range sortedKeys(n) {
+	for _, t := range slices.Sorted(maps.Keys(n)) {
 		parts = append(parts, fmt.Sprintf("%d of type %q", n[t], t))
 	}
 	return strings.Join(parts, ", ")
@@ -671,15 +672,6 @@ func quoted(s []string) []string {
 	for i, x := range s {
 		out[i] = fmt.Sprintf("%q", x)
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/olmv1"
@@ -21,47 +22,24 @@ type manifestPuller struct {
 	progress io.Writer
 }
 
-// bundles returns the manifests of bundles, by bundle name. A bundle
-// without an image is left out; an image that cannot be pulled or
-// rendered is an error naming the bundle.
+// bundles returns the manifests of bundles, by bundle name, from their
+// images (render.BundleImages).
 func (p *manifestPuller) bundles(ctx context.Context, pkg string, bundles []*declcfg.Bundle) (map[string][]olmv1.Object, error) {
-	names := map[string][]string{}
-	var refs []string
-	for _, b := range bundles {
-		if b.Image == "" {
-			continue
-		}
-		if _, ok := names[b.Image]; !ok {
-			refs = append(refs, b.Image)
-		}
-		names[b.Image] = append(names[b.Image], b.Name)
-	}
-	out := map[string][]olmv1.Object{}
-	if len(refs) == 0 {
-		return out, nil
-	}
-	sort.Strings(refs)
-	results, err := render.RenderEach(ctx, render.Options{Refs: refs, AllowedRefMask: render.RefBundleImage, Registry: p.reg})
+	rendered, pulled, err := render.BundleImages(ctx, pkg, bundles, p.reg)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range results {
-		if r.Err != nil {
-			return nil, fmt.Errorf("package %s: bundle %s: pull %s: %w", pkg, names[r.Ref][0], r.Ref, r.Err)
-		}
-		if len(r.Config.Bundles) != 1 {
-			return nil, fmt.Errorf("package %s: bundle %s: %s: expected one bundle, got %d", pkg, names[r.Ref][0], r.Ref, len(r.Config.Bundles))
-		}
-		b, _, err := olmv1.FromDeclcfg(&r.Config.Bundles[0])
+	out := map[string][]olmv1.Object{}
+	for _, n := range slices.Sorted(maps.Keys(rendered)) {
+		rb := rendered[n]
+		b, _, err := olmv1.FromDeclcfg(rb)
 		if err != nil {
-			return nil, fmt.Errorf("package %s: bundle %s: %s: %w", pkg, names[r.Ref][0], r.Ref, err)
+			return nil, fmt.Errorf("package %s: bundle %s: %s: %w", pkg, n, rb.Image, err)
 		}
-		for _, n := range names[r.Ref] {
-			out[n] = b.Objects
-		}
+		out[n] = b.Objects
 	}
-	if p.progress != nil {
-		fmt.Fprintf(p.progress, "package %s: pulled %d bundle images for their manifests\n", pkg, len(refs))
+	if pulled > 0 && p.progress != nil {
+		fmt.Fprintf(p.progress, "package %s: pulled %d bundle images for their manifests\n", pkg, pulled)
 	}
 	return out, nil
 }
