@@ -180,13 +180,18 @@ func Check(b *Bundle, g Gates) *Verdict {
 			v.Installable = false
 		}
 	}
-	order := map[string]int{}
-	for i, r := range Rules {
-		order[r.Code] = i
-	}
-	sort.SliceStable(v.Issues, func(i, j int) bool { return order[v.Issues[i].Code] < order[v.Issues[j].Code] })
+	sort.SliceStable(v.Issues, func(i, j int) bool { return ruleOrder[v.Issues[i].Code] < ruleOrder[v.Issues[j].Code] })
 	return v
 }
+
+// ruleOrder is each rule's index in Rules.
+var ruleOrder = func() map[string]int {
+	m := map[string]int{}
+	for i, r := range Rules {
+		m[r.Code] = i
+	}
+	return m
+}()
 
 type checker struct {
 	b *Bundle

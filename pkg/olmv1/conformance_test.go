@@ -58,7 +58,7 @@ func TestConformanceBundles(t *testing.T) {
 		for _, l := range []Level{Refused, Conditional, Migration, NotChecked} {
 			codes = append(codes, v.Codes(l)...)
 		}
-		slices.SortFunc(codes, func(a, b string) int { return ruleIndex(a) - ruleIndex(b) })
+		slices.SortFunc(codes, func(a, b string) int { return ruleOrder[a] - ruleOrder[b] })
 		if v.Installable != w.installable || !slices.Equal(codes, w.codes) {
 			t.Errorf("%s: installable %v, codes %v; want %v, %v", name, v.Installable, codes, w.installable, w.codes)
 		}
@@ -66,8 +66,4 @@ func TestConformanceBundles(t *testing.T) {
 	if seen != len(want) {
 		t.Errorf("%d of the %d expected bundles found in %s", seen, len(want), conformanceBundles)
 	}
-}
-
-func ruleIndex(code string) int {
-	return slices.IndexFunc(Rules, func(r Rule) bool { return r.Code == code })
 }

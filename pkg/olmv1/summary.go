@@ -62,7 +62,7 @@ type ReasonCount struct {
 
 // NewSummary returns an empty summary under gates g.
 func NewSummary(g Gates) *Summary {
-	return &Summary{Release: Release, Gates: g.String(), reasons: map[string]int{}}
+	return &Summary{Release: Release, Gates: g.String(), Reasons: []ReasonCount{}, reasons: map[string]int{}}
 }
 
 // Add counts one package.
