@@ -3,6 +3,7 @@ package olmv1
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,6 +34,10 @@ type Bundle struct {
 	Objects []Object
 	// Dir is set for a bundle directory: what OLM v1 reads of its layout.
 	Dir *Dir
+
+	// unreadable are the catalog's olm.bundle.object properties that do
+	// not decode (FromDeclcfg).
+	unreadable []unreadableProperty
 }
 
 // Object is one manifest of a bundle, as JSON.
@@ -366,10 +371,15 @@ func (c *checker) manifests() {
 				Message: annotationsFile + " names no package (" + bundle.AnnotationPackage + ")", Upstream: "package name is empty"})
 		}
 	}
+	for _, u := range c.b.unreadable {
+		c.add(Issue{Code: CodeManifestInvalid, Object: -1, Property: u.at,
+			Message: fmt.Sprintf("bundle %q: an olm.bundle.object property does not decode: %v", c.b.Name, u.err)})
+	}
 	m, issues := readManifests(c.b.Objects)
 	c.v.Issues = append(c.v.Issues, issues...)
 	if m.csv == nil {
-		if len(issues) == 0 || !hasCSVIssue(c.b.Objects, issues) {
+		// An unreadable manifest may be the CSV: then it is not missing.
+		if len(c.b.unreadable) == 0 && (len(issues) == 0 || !hasCSVIssue(c.b.Objects, issues)) {
 			c.add(Issue{Code: CodeNoCSV, Object: -1, Property: -1,
 				Message:  fmt.Sprintf("the bundle has no ClusterServiceVersion among its %s", plural(len(c.b.Objects), "manifest", "manifests")),
 				Upstream: `no ClusterServiceVersion found in "manifests"`})
@@ -692,9 +702,9 @@ func compactJSON(v json.RawMessage) string {
 // FromDeclcfg returns the catalog bundle b as OLM v1 reads it: its
 // properties, and its manifests from its olm.bundle.object properties
 // (Objects nil when it has none). at gives, for each object, the index of
-// the property that holds it. A property that does not decode is an
-// error naming it (upstream's loader refuses such catalogs).
-func FromDeclcfg(b *declcfg.Bundle) (out *Bundle, at []int, err error) {
+// the property that holds it. A property that does not decode is not an
+// object; Check reports it (olmv1-manifest-invalid, at the property).
+func FromDeclcfg(b *declcfg.Bundle) (out *Bundle, at []int) {
 	out = &Bundle{Name: b.Name, Properties: b.Properties}
 	for i, p := range b.Properties {
 		if p.Type != property.TypeBundleObject {
@@ -702,16 +712,28 @@ func FromDeclcfg(b *declcfg.Bundle) (out *Bundle, at []int, err error) {
 		}
 		data, ok := property.BundleObjectData(p.Value)
 		if !ok {
-			return nil, nil, fmt.Errorf("bundle %q: properties[%d]: %s: not {\"data\": \"<base64>\"}", b.Name, i, p.Type)
+			out.unreadable = append(out.unreadable, unreadableProperty{i, errors.New(`not {"data": "<base64>"}`)})
+			continue
 		}
 		js, err := yamlorjson.ToJSON(data)
 		if err != nil {
-			return nil, nil, fmt.Errorf("bundle %q: properties[%d]: %s: %w", b.Name, i, p.Type, err)
+			out.unreadable = append(out.unreadable, unreadableProperty{i, err})
+			continue
 		}
 		out.Objects = append(out.Objects, Object{JSON: js})
 		at = append(at, i)
 	}
-	return out, at, nil
+	if out.Objects == nil && out.unreadable != nil {
+		out.Objects = []Object{} // manifests there are, none readable
+	}
+	return out, at
+}
+
+// unreadableProperty is an olm.bundle.object property that does not
+// decode.
+type unreadableProperty struct {
+	at  int
+	err error
 }
 
 // Describe names object i of b: its kind and name.

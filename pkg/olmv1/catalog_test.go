@@ -7,6 +7,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/property"
 )
 
 // metaBundle is an olm.bundle whose olm.csv.metadata supports modes.
@@ -31,10 +32,7 @@ func packageReport(t *testing.T, fbc string) *PackageReport {
 	}
 	verdicts := map[string]*Verdict{}
 	for i := range cfg.Bundles {
-		b, _, err := FromDeclcfg(&cfg.Bundles[i])
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, _ := FromDeclcfg(&cfg.Bundles[i])
 		verdicts[b.Name] = Check(b, DefaultGates())
 	}
 	g, err := graph.New(cfg)
@@ -101,5 +99,21 @@ func TestUpgradeDiffers(t *testing.T) {
 	ups := r.Channels[0].Upgrades
 	if len(ups) != 1 || ups[0].From != "app.v1.0.0" || ups[0].Classic != "app.v1.1.0" || ups[0].V1 != "" || ups[0].Stays == "" || ups[0].Refused {
 		t.Fatalf("upgrades = %+v, want app.v1.0.0: classic app.v1.1.0, OLM v1 stays", ups)
+	}
+}
+
+// TestUnreadableBundleObject: an olm.bundle.object that does not decode
+// is a refusal at that property, not a failure to check.
+func TestUnreadableBundleObject(t *testing.T) {
+	b, at := FromDeclcfg(&declcfg.Bundle{Name: "app.v1.0.0", Properties: []property.Property{
+		{Type: property.TypePackage, Value: []byte(`{"packageName":"app","version":"1.0.0"}`)},
+		{Type: property.TypeBundleObject, Value: []byte(`{"data":"!!!"}`)},
+	}})
+	if len(at) != 0 || b.Objects == nil {
+		t.Fatalf("objects %v at %v", b.Objects, at)
+	}
+	v := Check(b, DefaultGates())
+	if v.Installable || len(v.Issues) < 1 || v.Issues[0].Code != CodeManifestInvalid || v.Issues[0].Property != 1 {
+		t.Errorf("verdict %+v", v)
 	}
 }

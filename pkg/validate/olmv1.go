@@ -60,10 +60,7 @@ func (g *group) olmv1Checks(ctx context.Context, opts *OLMv1Options) ([]Finding,
 	var missing []*declcfg.Bundle
 	for i := range g.cfg.Bundles {
 		b := &g.cfg.Bundles[i]
-		ob, at, err := olmv1.FromDeclcfg(b)
-		if err != nil {
-			return nil, nil, err
-		}
+		ob, at := olmv1.FromDeclcfg(b)
 		bundles[i] = loaded{ob, at}
 		if ob.Objects == nil {
 			missing = append(missing, b)

@@ -161,10 +161,7 @@ func olmv1Refused(b *declcfg.Bundle) []string {
 	if b == nil {
 		return nil
 	}
-	ob, _, err := olmv1.FromDeclcfg(b)
-	if err != nil {
-		return nil
-	}
+	ob, _ := olmv1.FromDeclcfg(b)
 	return olmv1.Check(ob, olmv1.DefaultGates()).Codes(olmv1.Refused)
 }
 

@@ -51,10 +51,7 @@ func olmv1Marks(cfg *declcfg.DeclarativeConfig, gates []string) (*OLMv1Marks, er
 	m := &OLMv1Marks{FeatureGates: g.String(), Refused: []RefusedBundle{}, NotRead: []string{}, refused: map[string]map[string]bool{}}
 	for i := range cfg.Bundles {
 		b := &cfg.Bundles[i]
-		ob, _, err := olmv1.FromDeclcfg(b)
-		if err != nil {
-			return nil, err
-		}
+		ob, _ := olmv1.FromDeclcfg(b)
 		v := olmv1.Check(ob, g)
 		if !v.ManifestsRead {
 			m.NotRead = append(m.NotRead, b.Name)

@@ -97,10 +97,7 @@ func ClusterExtension(ctx context.Context, o ClusterExtensionOptions) (*ClusterE
 			break
 		}
 	}
-	ob, _, err := olmv1.FromDeclcfg(b)
-	if err != nil {
-		return nil, err
-	}
+	ob, _ := olmv1.FromDeclcfg(b)
 	v := olmv1.Check(ob, gates)
 	res := &ClusterExtensionResult{Bundle: n, Verdict: v}
 	if !v.Installable {
@@ -271,10 +268,8 @@ func notes(n *graph.Node, v *olmv1.Verdict, watch string) []string {
 func pinHint(p *graph.PackageGraph, cfg *declcfg.DeclarativeConfig, g olmv1.Gates, channels []string, refused *graph.Node) string {
 	verdicts := map[string]*olmv1.Verdict{}
 	for i := range cfg.Bundles {
-		b, _, err := olmv1.FromDeclcfg(&cfg.Bundles[i])
-		if err == nil {
-			verdicts[b.Name] = olmv1.Check(b, g)
-		}
+		b, _ := olmv1.FromDeclcfg(&cfg.Bundles[i])
+		verdicts[b.Name] = olmv1.Check(b, g)
 	}
 	r := &olmv1.PackageReport{Name: p.Name, Verdicts: verdicts}
 	for _, n := range r.InstallableVersions(p, channels) {

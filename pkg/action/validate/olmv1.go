@@ -32,10 +32,7 @@ func (p *manifestPuller) bundles(ctx context.Context, pkg string, bundles []*dec
 	out := map[string][]olmv1.Object{}
 	for _, n := range slices.Sorted(maps.Keys(rendered)) {
 		rb := rendered[n]
-		b, _, err := olmv1.FromDeclcfg(rb)
-		if err != nil {
-			return nil, fmt.Errorf("package %s: bundle %s: %s: %w", pkg, n, rb.Image, err)
-		}
+		b, _ := olmv1.FromDeclcfg(rb)
 		out[n] = b.Objects
 	}
 	if pulled > 0 && p.progress != nil {
