@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strconv"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/docpath"
 	"github.com/opmkit/opm/internal/safefs"
@@ -159,7 +162,7 @@ func (b *Bundle) addStream(file string, data []byte) {
 			var raw json.RawMessage
 			start := int(dec.InputOffset())
 			if err := dec.Decode(&raw); err != nil {
-				if err.Error() != "EOF" {
+				if !errors.Is(err, io.EOF) {
 					bad(lineOf(data, start), err)
 				}
 				return
@@ -176,7 +179,7 @@ func (b *Bundle) addStream(file string, data []byte) {
 		}
 		if doc.Data != nil {
 			line := lineOf(data, off+doc.Start)
-			js, err := yamlorjson.ToJSON(doc.Data)
+			js, err := yaml.YAMLToJSON(doc.Data)
 			if err != nil {
 				bad(line, err)
 			} else {
