@@ -49,6 +49,10 @@ type Options struct {
 	// CRDUpgrades, when set, checks the CRDs of every upgrade edge
 	// (crdupgrade.go).
 	CRDUpgrades *CRDUpgradeOptions
+	// Extra are findings of checks made outside this package (the serve
+	// cache check of `opm validate --check-cache`), reported with the
+	// catalog's and subject to the same rule options.
+	Extra []Finding
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -237,6 +241,10 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	}
 	if err := locate(ctx, src, res.Findings); err != nil {
 		return nil, err
+	}
+	for _, f := range opts.Extra {
+		f.ref = -1
+		res.Findings = append(res.Findings, f)
 	}
 	res.Findings = dedupe(res.Findings)
 	sel.apply(res)

@@ -32,6 +32,7 @@ import (
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/serve"
+	"github.com/opmkit/opm/pkg/serve/jsoncache"
 )
 
 // Options configure Run.
@@ -334,8 +335,18 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 	if err == nil {
 		if err = oc.c.Check(digest); err == nil {
 			x, lerr := oc.c.Load()
+			if lerr == nil && opts.EnforceIntegrity {
+				lerr = verifyCache(ctx, x, fsys, opts.TempDir, bopts, log)
+				if lerr != nil {
+					x.Close()
+				}
+			}
 			if lerr == nil {
 				return x, &Result{Cache: "cache hit", CacheDir: opts.CacheDir}, nil
+			}
+			var me *serve.CacheMismatchError
+			if !errors.As(lerr, &me) {
+				return nil, nil, lerr
 			}
 			err = lerr
 		}
@@ -349,6 +360,10 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		log.Warn("rebuilding the cache", "cache", opts.CacheDir, "reason", err.Error())
 		status = "cache rebuilt"
 	} else if opts.EnforceIntegrity {
+		if hasUpstreamCache(opts.CacheDir) {
+			return nil, nil, fmt.Errorf("%w: no cache of this opm in %s: it holds upstream's JSON cache (%s/ and %s), which this opm never serves from (it serves its own %s/ cache, or indexes the catalog); run without --cache-enforce-integrity to build its own there",
+				ErrIntegrity, opts.CacheDir, jsoncache.CacheSubdir, jsoncache.DigestFile, serve.CacheSubdir)
+		}
 		return nil, nil, fmt.Errorf("%w: no cache in %s", ErrIntegrity, opts.CacheDir)
 	}
 	x, err := serve.BuildCache(ctx, fsys, opts.CacheDir, want, bopts)
@@ -367,6 +382,37 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		return nil, nil, terr
 	}
 	return x, &Result{Cache: "built", CacheDir: tmp}, nil
+}
+
+// verifyCache checks that the loaded cache x holds what the catalog does:
+// the digests and seal a cache records say which catalog it claims to be
+// built from, but anyone who can write a cache can write them too, so the
+// index is built from the catalog again (in a temporary directory) and
+// compared with the cache's, as clients would see them. A difference is a
+// *serve.CacheMismatchError naming it.
+func verifyCache(ctx context.Context, x *serve.Index, fsys fs.FS, tmpDir string, bopts serve.BuildOptions, log *slog.Logger) error {
+	start := time.Now()
+	built, _, err := serve.BuildTemp(ctx, fsys, tmpDir, bopts)
+	if err != nil {
+		return fmt.Errorf("checking the cache against the catalog: %w", err)
+	}
+	defer built.Close()
+	d, err := serve.Compare(ctx, x, built)
+	if err != nil {
+		return fmt.Errorf("checking the cache against the catalog: %w", err)
+	}
+	if !d.Empty() {
+		return &serve.CacheMismatchError{Reason: "the cache does not hold what the catalog does (it was built from another catalog): " + d.String()}
+	}
+	log.Debug("cache verified against the catalog", "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// hasUpstreamCache reports whether dir holds upstream's JSON cache.
+func hasUpstreamCache(dir string) bool {
+	_, errC := os.Lstat(filepath.Join(dir, jsoncache.CacheSubdir))
+	_, errD := os.Lstat(filepath.Join(dir, jsoncache.DigestFile))
+	return errC == nil && errD == nil
 }
 
 // catalogDigest hashes the catalog's files (serve.Digest).

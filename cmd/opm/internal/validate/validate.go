@@ -47,6 +47,11 @@ and --strict, also read from .opm-validate.yaml in the catalog directory
 (list it in .indexignore); --write-baseline FILE records today's findings and
 --baseline FILE reports only new ones.
 
+--check-cache builds the serve caches of a catalog image (or of a catalog
+directory, --check-cache=CACHE_DIR) again from its catalog and compares:
+a cache that does not hold what /configs shows is an error
+(serve-cache-mismatch).
+
 Exit status: 0 valid (warnings allowed unless --strict), 1 invalid or not
 read, 2 usage. See docs/validate.md for every rule code.`,
 		Args: cobra.ExactArgs(1),
@@ -90,6 +95,8 @@ read, 2 usage. See docs/validate.md for every rule code.`,
 	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts --check-dependencies spends before it gives up (-1: no limit)")
 	f.BoolVar(&opts.CheckCRDUpgrades, "check-crd-upgrades", false, "check the CRDs of every upgrade edge as OLM v1 and OLM classic do (warnings; errors under --strict)")
 	f.BoolVar(&opts.PullBundles, "pull-bundles", false, "pull the images of bundles without olm.bundle.object properties to read their CRDs (implies --check-crd-upgrades)")
+	f.StringVar(&opts.CheckCache, "check-cache", "", "check that the serve caches hold what the catalog does, by building them again: an image's (the directory its command serves from, or --check-cache=PATH in it), or a catalog directory's (--check-cache=CACHE_DIR)")
+	f.Lookup("check-cache").NoOptDefVal = validate.CheckCacheImage
 	return cmd
 }
 
