@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -65,8 +67,12 @@ func (d *Differences) add(format string, args ...any) {
 
 // Compare compares the index of a cache (cached) with the index built from
 // the catalog (built) as clients see them. The HTTP API's data is compared
-// when both have it.
+// when both have it. built may be built with HashOnly: its sections are
+// then compared by their SHA-256 digests, and nothing needs writing.
 func Compare(ctx context.Context, cached, built *Index) (*Differences, error) {
+	if cached.sums != nil {
+		return nil, errors.New("compare: the cache's index has no data file")
+	}
 	c := &comparer{a: cached, b: built, d: &Differences{}, seen: map[[2]int32]bool{}}
 	if err := c.records(ctx); err != nil {
 		return nil, err
@@ -224,6 +230,16 @@ func (c *comparer) section(what string, a, b span) error {
 	if a.Len == 0 {
 		return nil
 	}
+	if c.b.sums != nil {
+		same, err := c.sameSum(a, b)
+		if err != nil {
+			return fmt.Errorf("the cache's %s: %w", what, err)
+		}
+		if !same {
+			c.d.add("%s: the cache's differ from the catalog's", what)
+		}
+		return nil
+	}
 	ab, err := c.a.read(a)
 	if err != nil {
 		return fmt.Errorf("the cache's %s: %w", what, err)
@@ -236,6 +252,28 @@ func (c *comparer) section(what string, a, b span) error {
 		c.d.add("%s: the cache's differ from the catalog's", what)
 	}
 	return nil
+}
+
+// sameSum reports whether the section a of the cache's data file has the
+// digest the catalog's HashOnly index recorded for its section b;
+// sameSumAt reads a from r (the data file, or the HTTP API's catalog).
+func (c *comparer) sameSum(a, b span) (bool, error) {
+	return c.sameSumAt(c.a.data, a, b)
+}
+
+func (c *comparer) sameSumAt(r io.ReaderAt, a, b span) (bool, error) {
+	want, ok := c.b.sums[b.Off]
+	if !ok {
+		return false, fmt.Errorf("no digest of the section at %d", b.Off)
+	}
+	if r == nil {
+		return false, errCorrupt
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(r, a.Off, a.Len)); err != nil {
+		return false, err
+	}
+	return bytes.Equal(h.Sum(nil), want[:]), nil
 }
 
 func (g GVK) String() string { return g.Group + "/" + g.Version + ", Kind=" + g.Kind }
@@ -362,6 +400,24 @@ func (c *comparer) http(ctx context.Context) error {
 		c.d.add("the HTTP API's catalog: %d bytes in the cache, %d in the catalog", ha.size, hb.size)
 		return nil
 	}
+	if c.b.sums != nil {
+		// The catalog's lines, file by file, against the same ranges of
+		// the cache's catalog.jsonl.
+		for _, seg := range hb.segs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			same, err := c.sameSumAt(c.a.catalog(), span{Off: seg.virt, Len: seg.Len}, seg.span)
+			if err != nil {
+				return fmt.Errorf("the cache's HTTP data: %w", err)
+			}
+			if !same {
+				c.d.add("the HTTP API's catalog: the cache's differs from the catalog's")
+				return nil
+			}
+		}
+		return c.httpMaps()
+	}
 	ra, rb := c.a.catalog(), c.b.catalog()
 	bufA, bufB := make([]byte, 256<<10), make([]byte, 256<<10)
 	for {
@@ -384,6 +440,12 @@ func (c *comparer) http(ctx context.Context) error {
 			break
 		}
 	}
+	return c.httpMaps()
+}
+
+// httpMaps compares the lines each schema, package and name selects.
+func (c *comparer) httpMaps() error {
+	ha, hb := c.a.http, c.b.http
 	for _, m := range []struct {
 		what string
 		a, b map[string][]span

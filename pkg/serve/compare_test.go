@@ -30,7 +30,11 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer serial.Close()
-	for _, pair := range [][2]*Index{{base, serial}, {serial, base}, {base, base}} {
+	hashed, err := Build(ctx, testCatalog(), BuildOptions{HTTP: true, HashOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]*Index{{base, serial}, {serial, base}, {base, base}, {base, hashed}, {serial, hashed}} {
 		d, err := Compare(ctx, pair[0], pair[1])
 		if err != nil || !d.Empty() {
 			t.Fatalf("same catalog: %v %v", d.List, err)
@@ -55,17 +59,23 @@ func TestCompare(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			other := buildTest(t, edited(t, tc.file, tc.old, tc.nw), true)
-			d, err := Compare(ctx, other, base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(d.List) == 0 || d.List[0] != tc.want {
-				t.Errorf("differences %q\nwant first %s", d.List, tc.want)
-			}
-			if !strings.Contains(strings.Join(d.List, "\n"), "the HTTP API's catalog") {
-				t.Errorf("the HTTP data: %q", d.List)
+			for _, against := range []*Index{base, hashed} {
+				d, err := Compare(ctx, other, against)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(d.List) == 0 || d.List[0] != tc.want {
+					t.Errorf("differences %q\nwant first %s", d.List, tc.want)
+				}
+				if !strings.Contains(strings.Join(d.List, "\n"), "the HTTP API's catalog") {
+					t.Errorf("the HTTP data: %q", d.List)
+				}
 			}
 		})
+	}
+
+	if _, err := Compare(ctx, hashed, base); err == nil {
+		t.Error("a HashOnly index compared as the cache's")
 	}
 
 	// Another catalog altogether: counted beyond MaxDifferences.

@@ -336,7 +336,7 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		if err = oc.c.Check(digest); err == nil {
 			x, lerr := oc.c.Load()
 			if lerr == nil && opts.EnforceIntegrity {
-				lerr = verifyCache(ctx, x, fsys, opts.TempDir, bopts, log)
+				lerr = verifyCache(ctx, x, fsys, bopts, log)
 				if lerr != nil {
 					x.Close()
 				}
@@ -387,16 +387,17 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 // verifyCache checks that the loaded cache x holds what the catalog does:
 // the digests and seal a cache records say which catalog it claims to be
 // built from, but anyone who can write a cache can write them too, so the
-// index is built from the catalog again (in a temporary directory) and
-// compared with the cache's, as clients would see them. A difference is a
-// *serve.CacheMismatchError naming it.
-func verifyCache(ctx context.Context, x *serve.Index, fsys fs.FS, tmpDir string, bopts serve.BuildOptions, log *slog.Logger) error {
+// index is built from the catalog again and compared with the cache's, as
+// clients would see them. The data file of that index is only hashed
+// (serve.BuildOptions.HashOnly): nothing is written, so a read-only root
+// is fine. A difference is a *serve.CacheMismatchError naming it.
+func verifyCache(ctx context.Context, x *serve.Index, fsys fs.FS, bopts serve.BuildOptions, log *slog.Logger) error {
 	start := time.Now()
-	built, _, err := serve.BuildTemp(ctx, fsys, tmpDir, bopts)
+	bopts.HashOnly = true
+	built, err := serve.Build(ctx, fsys, bopts)
 	if err != nil {
 		return fmt.Errorf("checking the cache against the catalog: %w", err)
 	}
-	defer built.Close()
 	d, err := serve.Compare(ctx, x, built)
 	if err != nil {
 		return fmt.Errorf("checking the cache against the catalog: %w", err)
