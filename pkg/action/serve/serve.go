@@ -78,6 +78,12 @@ type Options struct {
 	// DefaultBuildGCPercent; a negative value leaves the setting alone
 	// (as does a GOGC environment variable).
 	BuildGCPercent int
+	// MaxConnections caps the connections each listener (gRPC, the HTTP
+	// API) keeps open at once (0: serve.DefaultMaxConnections; at most
+	// what the file descriptor limit leaves): beyond, the connection idle
+	// longest is closed to make room (serve.LimitListener).
+	MaxConnections int
+
 	// MemoryLimit is the soft memory limit (debug.SetMemoryLimit) while
 	// serving: bursts of calls (many ListBundles at once) allocate fast,
 	// and the limit makes the collector keep up instead of letting the
@@ -416,6 +422,27 @@ func hasUpstreamCache(dir string) bool {
 	return errC == nil && errD == nil
 }
 
+// reservedFDs are the file descriptors kept for everything but client
+// connections (the data file, the catalog's files, pprof, logs).
+const reservedFDs = 64
+
+// connectionCap returns the cap on each listener's connections: limit (or
+// serve.DefaultMaxConnections), lowered so that the listeners' connections
+// together leave reservedFDs of the process's file descriptor limit: a
+// server out of descriptors can accept nothing, health probes included.
+func connectionCap(limit, listeners int, log *slog.Logger) int {
+	if limit <= 0 {
+		limit = serve.DefaultMaxConnections
+	}
+	if fds := fdLimit(); fds > 0 {
+		if budget := max((fds-reservedFDs)/int64(listeners), 1); budget < int64(limit) {
+			log.Warn("the file descriptor limit is low: lowering the connection limit", "limit", fds, "max-connections", budget)
+			limit = int(budget)
+		}
+	}
+	return limit
+}
+
 // catalogDigest hashes the catalog's files (serve.Digest).
 func catalogDigest(ctx context.Context, fsys fs.FS, name string) (string, error) {
 	files, err := declcfg.ListFiles(ctx, fsys)
@@ -431,20 +458,27 @@ func catalogDigest(ctx context.Context, fsys fs.FS, name string) (string, error)
 
 // serveIndex listens and serves until ctx is cancelled.
 func serveIndex(ctx context.Context, x *serve.Index, opts Options, name string, res *Result, prof *startupProfile, log *slog.Logger) error {
-	lis, err := net.Listen("tcp", opts.Addr)
+	raw, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return err
 	}
+	listeners := 1
+	if opts.HTTPAddr != "" {
+		listeners++
+	}
+	maxConns := connectionCap(opts.MaxConnections, listeners, log)
+	lis := serve.LimitListener(raw, maxConns, log)
 	srv := serve.NewGRPCServer(x, log)
 	var httpSrv *http.Server
-	var httpLis net.Listener
+	var httpLis *serve.CapListener
 	if opts.HTTPAddr != "" {
-		httpLis, err = net.Listen("tcp", opts.HTTPAddr)
+		rawHTTP, err := net.Listen("tcp", opts.HTTPAddr)
 		if err != nil {
 			lis.Close()
 			return err
 		}
-		httpSrv = &http.Server{Handler: x.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+		httpLis = serve.LimitListener(rawHTTP, maxConns, log)
+		httpSrv = serve.NewHTTPServer(x, httpLis)
 	}
 
 	errc := make(chan error, 2)
