@@ -368,6 +368,11 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 		}
 		res.Base, res.BaseDigest = baseRef, base.Digest.String()
 	}
+	if base := co.Base; base != nil && len(base.Images) > 0 && base.Images[0].Config != nil {
+		if bl := base.Images[0].Config.Config.Labels; bl[imagebuild.LabelServeCache] != "" {
+			relabelOpmBase(&co, bl, labels, catalogTitle(c.dests, opts.Dir))
+		}
+	}
 	if !scratch {
 		co.Entrypoint, co.Cmd = dockerfile.Entrypoint(), dockerfile.Cmd()
 		if serveCache {
@@ -399,6 +404,54 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// opmLabels are the OCI labels of an opm image (OpmImage): they describe
+// opm, not a catalog built on it.
+var opmLabels = []string{
+	"org.opencontainers.image.title", "org.opencontainers.image.description",
+	"org.opencontainers.image.version", "org.opencontainers.image.revision",
+	"org.opencontainers.image.source", "org.opencontainers.image.licenses",
+	"org.opencontainers.image.created",
+}
+
+// relabelOpmBase makes the labels of a catalog image built on an opm image
+// (base labels bl) describe the catalog: its title is the catalog's (title),
+// opm's version and revision move to imagebuild.LabelOpmVersion and
+// LabelOpmRevision, and opm's other OCI labels are dropped. The --extra-labels
+// (user) win.
+func relabelOpmBase(co *imagebuild.CatalogOptions, bl, user map[string]string, title string) {
+	co.DropLabels = opmLabels
+	set := map[string]string{
+		"org.opencontainers.image.title": title,
+		imagebuild.LabelOpmVersion:       bl["org.opencontainers.image.version"],
+		imagebuild.LabelOpmRevision:      bl["org.opencontainers.image.revision"],
+	}
+	for k, v := range set {
+		if _, given := user[k]; !given && v != "" {
+			co.Labels[k] = v
+		}
+	}
+}
+
+// catalogTitle names a catalog image: the repository of its first registry
+// destination (quay.io/example/my-catalog:v1 gives my-catalog), else the
+// catalog directory's name. Either stays the same from one build to the
+// next.
+func catalogTitle(dests []image.Destination, dir string) string {
+	for _, d := range dests {
+		if d.Transport != image.Remote {
+			continue
+		}
+		if r, err := name.ParseReference(strings.TrimPrefix(d.Raw, "docker://"), name.WeakValidation); err == nil {
+			repo := r.Context().RepositoryStr()
+			return repo[strings.LastIndex(repo, "/")+1:]
+		}
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(dir)
 }
 
 // manifestFiles are the files --manifests writes.
