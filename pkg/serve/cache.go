@@ -85,6 +85,15 @@ type CacheMeta struct {
 	Seal string `json:"seal"`
 }
 
+// Sealed returns m with its Seal set, as BuildCache writes it. A seal is
+// not keyed: it detects an edited meta.json, not a forged one (anyone can
+// seal), which is why --cache-enforce-integrity compares the cache with
+// the catalog (Compare).
+func (m CacheMeta) Sealed() CacheMeta {
+	m.Seal = m.seal()
+	return m
+}
+
 // seal returns the digest of m's fields but Seal: their JSON encoding,
 // hashed.
 func (m CacheMeta) seal() string {
@@ -437,7 +446,7 @@ func BuildCache(ctx context.Context, fsys fs.FS, dir string, meta CacheMeta, opt
 	if x.http != nil {
 		x.http.modTime = meta.Created
 	}
-	meta.Seal = meta.seal()
+	meta = meta.Sealed()
 	mj, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/opmkit/opm/internal/fsutil"
 )
 
 // Comparing a cache with its catalog.
@@ -57,7 +59,8 @@ func plural(n int) string {
 	return "s"
 }
 
-func (d *Differences) add(format string, args ...any) {
+// Add records a difference (only counted beyond MaxDifferences).
+func (d *Differences) Add(format string, args ...any) {
 	if len(d.List) < MaxDifferences {
 		d.List = append(d.List, fmt.Sprintf(format, args...))
 		return
@@ -107,7 +110,7 @@ func short(s string) string {
 
 func (c *comparer) str(what, a, b string) {
 	if a != b {
-		c.d.add("%s: the cache has %s, the catalog %s", what, short(a), short(b))
+		c.d.Add("%s: the cache has %s, the catalog %s", what, short(a), short(b))
 	}
 }
 
@@ -139,13 +142,13 @@ func (c *comparer) records(ctx context.Context) error {
 		}
 		k := c.a.recordKey(int32(r))
 		if seen[k] {
-			c.d.add("%s: listed twice in the cache", k)
+			c.d.Add("%s: listed twice in the cache", k)
 			continue
 		}
 		seen[k] = true
 		rb, ok := inB[k]
 		if !ok {
-			c.d.add("%s: in the cache, not in the catalog", k)
+			c.d.Add("%s: in the cache, not in the catalog", k)
 			sameOrder = false
 			continue
 		}
@@ -153,7 +156,7 @@ func (c *comparer) records(ctx context.Context) error {
 		ra, recB := &c.a.records[r], &c.b.records[rb]
 		c.str(k.String()+": replaces", ra.Replaces, recB.Replaces)
 		if !slices.Equal(ra.Skips, recB.Skips) {
-			c.d.add("%s: skips: the cache has %s, the catalog %s", k, short(strings.Join(ra.Skips, ", ")), short(strings.Join(recB.Skips, ", ")))
+			c.d.Add("%s: skips: the cache has %s, the catalog %s", k, short(strings.Join(ra.Skips, ", ")), short(strings.Join(recB.Skips, ", ")))
 		}
 		c.str(k.String()+": skipRange", ra.SkipRange, recB.SkipRange)
 		if err := c.bundle(ra.Bundle, recB.Bundle); err != nil {
@@ -162,11 +165,11 @@ func (c *comparer) records(ctx context.Context) error {
 	}
 	for r := range c.b.records {
 		if k := c.b.recordKey(int32(r)); !seen[k] {
-			c.d.add("%s: in the catalog, not in the cache", k)
+			c.d.Add("%s: in the catalog, not in the cache", k)
 		}
 	}
 	if !sameOrder && len(c.a.records) == len(c.b.records) && len(seen) == len(inB) {
-		c.d.add("the cache lists the bundles in another order than the catalog")
+		c.d.Add("the cache lists the bundles in another order than the catalog")
 	}
 	return nil
 }
@@ -211,12 +214,12 @@ func (c *comparer) bundle(ai, bi int32) error {
 func (c *comparer) list(what string, na, nb int, at func(i int) (string, string)) {
 	for i := range min(na, nb) {
 		if a, b := at(i); a != b {
-			c.d.add("%s[%d]: the cache has %s, the catalog %s", what, i, short(a), short(b))
+			c.d.Add("%s[%d]: the cache has %s, the catalog %s", what, i, short(a), short(b))
 			return
 		}
 	}
 	if na != nb {
-		c.d.add("%s: %d in the cache, %d in the catalog", what, na, nb)
+		c.d.Add("%s: %d in the cache, %d in the catalog", what, na, nb)
 	}
 }
 
@@ -224,7 +227,7 @@ func (c *comparer) list(what string, na, nb int, at func(i int) (string, string)
 // catalog's index.
 func (c *comparer) section(what string, a, b span) error {
 	if a.Len != b.Len {
-		c.d.add("%s: %d bytes in the cache, %d in the catalog", what, a.Len, b.Len)
+		c.d.Add("%s: %d bytes in the cache, %d in the catalog", what, a.Len, b.Len)
 		return nil
 	}
 	if a.Len == 0 {
@@ -236,7 +239,7 @@ func (c *comparer) section(what string, a, b span) error {
 			return fmt.Errorf("the cache's %s: %w", what, err)
 		}
 		if !same {
-			c.d.add("%s: the cache's differ from the catalog's", what)
+			c.d.Add("%s: the cache's differ from the catalog's", what)
 		}
 		return nil
 	}
@@ -249,7 +252,7 @@ func (c *comparer) section(what string, a, b span) error {
 		return err
 	}
 	if !bytes.Equal(ab, bb) {
-		c.d.add("%s: the cache's differ from the catalog's", what)
+		c.d.Add("%s: the cache's differ from the catalog's", what)
 	}
 	return nil
 }
@@ -296,10 +299,10 @@ func (c *comparer) packages(ctx context.Context) error {
 		pb, okB := c.b.Package(name)
 		switch {
 		case !okB:
-			c.d.add("package %q: in the cache, not in the catalog", name)
+			c.d.Add("package %q: in the cache, not in the catalog", name)
 			continue
 		case !okA:
-			c.d.add("package %q: in the catalog, not in the cache", name)
+			c.d.Add("package %q: in the catalog, not in the cache", name)
 			continue
 		}
 		what := fmt.Sprintf("package %q", name)
@@ -310,15 +313,15 @@ func (c *comparer) packages(ctx context.Context) error {
 		for i := 0; i < len(pa.Channels) || i < len(pb.Channels); i++ {
 			switch {
 			case i >= len(pa.Channels):
-				c.d.add("%s, channel %q: in the catalog, not in the cache", what, pb.Channels[i].Name)
+				c.d.Add("%s, channel %q: in the catalog, not in the cache", what, pb.Channels[i].Name)
 				continue
 			case i >= len(pb.Channels):
-				c.d.add("%s, channel %q: in the cache, not in the catalog", what, pa.Channels[i].Name)
+				c.d.Add("%s, channel %q: in the cache, not in the catalog", what, pa.Channels[i].Name)
 				continue
 			}
 			ca, cb := &pa.Channels[i], &pb.Channels[i]
 			if ca.Name != cb.Name {
-				c.d.add("%s: channel %d: the cache has %s, the catalog %s", what, i, short(ca.Name), short(cb.Name))
+				c.d.Add("%s: channel %d: the cache has %s, the catalog %s", what, i, short(ca.Name), short(cb.Name))
 				continue
 			}
 			cwhat := fmt.Sprintf("%s, channel %q", what, ca.Name)
@@ -376,7 +379,7 @@ func (c *comparer) custom(ctx context.Context) error {
 		}
 		sa, sb := c.a.custom[k], c.b.custom[k]
 		if len(sa) != len(sb) {
-			c.d.add("%s: %d in the cache, %d in the catalog", what, len(sa), len(sb))
+			c.d.Add("%s: %d in the cache, %d in the catalog", what, len(sa), len(sb))
 			continue
 		}
 		for i := range sa {
@@ -397,7 +400,7 @@ func (c *comparer) custom(ctx context.Context) error {
 func (c *comparer) http(ctx context.Context) error {
 	ha, hb := c.a.http, c.b.http
 	if ha.size != hb.size {
-		c.d.add("the HTTP API's catalog: %d bytes in the cache, %d in the catalog", ha.size, hb.size)
+		c.d.Add("the HTTP API's catalog: %d bytes in the cache, %d in the catalog", ha.size, hb.size)
 		return nil
 	}
 	if c.b.sums != nil {
@@ -412,33 +415,19 @@ func (c *comparer) http(ctx context.Context) error {
 				return fmt.Errorf("the cache's HTTP data: %w", err)
 			}
 			if !same {
-				c.d.add("the HTTP API's catalog: the cache's differs from the catalog's")
+				c.d.Add("the HTTP API's catalog: the cache's differs from the catalog's")
 				return nil
 			}
 		}
 		return c.httpMaps()
 	}
-	ra, rb := c.a.catalog(), c.b.catalog()
-	bufA, bufB := make([]byte, 256<<10), make([]byte, 256<<10)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		na, errA := io.ReadFull(ra, bufA)
-		nb, errB := io.ReadFull(rb, bufB)
-		if !bytes.Equal(bufA[:na], bufB[:nb]) {
-			c.d.add("the HTTP API's catalog: the cache's differs from the catalog's")
-			return nil
-		}
-		if errA != nil || errB != nil {
-			if errA != io.EOF && errA != io.ErrUnexpectedEOF {
-				return fmt.Errorf("the cache's HTTP data: %w", errA)
-			}
-			if errB != io.EOF && errB != io.ErrUnexpectedEOF {
-				return errB
-			}
-			break
-		}
+	same, err := fsutil.SameContent(ctx, c.a.catalog(), c.b.catalog())
+	if err != nil {
+		return fmt.Errorf("the HTTP data: %w", err)
+	}
+	if !same {
+		c.d.Add("the HTTP API's catalog: the cache's differs from the catalog's")
+		return nil
 	}
 	return c.httpMaps()
 }
@@ -452,7 +441,7 @@ func (c *comparer) httpMaps() error {
 	}{{"schema", ha.schema, hb.schema}, {"package", ha.pkg, hb.pkg}, {"name", ha.name, hb.name}} {
 		for _, k := range unionSorted(m.a, m.b) {
 			if !slices.Equal(m.a[k], m.b[k]) {
-				c.d.add("the HTTP API's lines of %s %q: %d in the cache, %d in the catalog, or at other places", m.what, k, len(m.a[k]), len(m.b[k]))
+				c.d.Add("the HTTP API's lines of %s %q: %d in the cache, %d in the catalog, or at other places", m.what, k, len(m.a[k]), len(m.b[k]))
 			}
 		}
 	}

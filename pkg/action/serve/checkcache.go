@@ -1,11 +1,9 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
@@ -193,20 +192,21 @@ func (c *cacheChecker) opmServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range d.List {
-		c.mismatch("%s does not hold what the catalog does: %s", name, s)
-	}
-	if d.More > 0 {
-		c.mismatch("%s does not hold what the catalog does: %d more difference%s", name, d.More, pluralS(d.More))
-	}
+	c.differences(name, d)
 	return nil
 }
 
-func pluralS(n int) string {
-	if n == 1 {
-		return ""
+// differences reports, one finding each, what the cache what holds
+// differently from the catalog.
+func (c *cacheChecker) differences(what string, d *serve.Differences) {
+	for _, s := range d.List {
+		c.mismatch("%s does not hold what the catalog does: %s", what, s)
 	}
-	return "s"
+	if d.More == 1 {
+		c.mismatch("%s does not hold what the catalog does: 1 more difference", what)
+	} else if d.More > 1 {
+		c.mismatch("%s does not hold what the catalog does: %d more differences", what, d.More)
+	}
 }
 
 // upstreamJSON checks upstream's JSON cache: written again from the
@@ -241,13 +241,7 @@ func (c *cacheChecker) upstreamJSON(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	name := path.Join(c.o.Name, jsoncache.CacheSubdir)
-	for _, s := range d.List {
-		c.mismatch("%s (upstream's JSON cache) does not hold what the catalog does: %s", name, s)
-	}
-	if d.More > 0 {
-		c.mismatch("%s (upstream's JSON cache) does not hold what the catalog does: %d more difference%s", name, d.More, pluralS(d.More))
-	}
+	c.differences(path.Join(c.o.Name, jsoncache.CacheSubdir)+" (upstream's JSON cache)", d)
 	if err := jsoncache.Check(ctx, c.o.Catalog, c.o.CacheDir); err != nil {
 		if !errors.Is(err, jsoncache.ErrMismatch) {
 			return err
@@ -320,13 +314,7 @@ func compareTrees(ctx context.Context, have, want string) (*serve.Differences, e
 	}
 	slices.Sort(names)
 	d := &serve.Differences{}
-	add := func(format string, args ...any) {
-		if len(d.List) < serve.MaxDifferences {
-			d.List = append(d.List, fmt.Sprintf(format, args...))
-		} else {
-			d.More++
-		}
-	}
+	add := d.Add
 	for _, p := range names {
 		eh, inH := th[p]
 		ew, inW := tw[p]
@@ -336,7 +324,7 @@ func compareTrees(ctx context.Context, have, want string) (*serve.Differences, e
 		case !inH:
 			add("%s: missing (a cache built from the catalog has it)", p)
 		case eh.mode != ew.mode:
-			add("%s: a %s, not a %s", p, typeName(eh.mode), typeName(ew.mode))
+			add("%s: %s, not %s", p, safefs.Kind(eh.mode), safefs.Kind(ew.mode))
 		case ew.mode.IsRegular() && eh.size != ew.size:
 			add("%s: its content differs from a cache built from the catalog (%d bytes, not %d)", p, eh.size, ew.size)
 		case ew.mode.IsRegular():
@@ -352,18 +340,6 @@ func compareTrees(ctx context.Context, have, want string) (*serve.Differences, e
 	return d, nil
 }
 
-func typeName(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m.IsRegular():
-		return "file"
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	}
-	return "special file"
-}
-
 // sameFile compares the file p of two trees.
 func sameFile(ctx context.Context, a, b *os.Root, p string) (bool, error) {
 	fa, _, err := safefs.OpenRegular(a, p)
@@ -376,23 +352,7 @@ func sameFile(ctx context.Context, a, b *os.Root, p string) (bool, error) {
 		return false, err
 	}
 	defer fb.Close()
-	ra, rb := safefs.Reader(ctx, fa), safefs.Reader(ctx, fb)
-	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
-	for {
-		na, errA := io.ReadFull(ra, bufA)
-		nb, errB := io.ReadFull(rb, bufB)
-		if !bytes.Equal(bufA[:na], bufB[:nb]) {
-			return false, nil
-		}
-		if errA != nil || errB != nil {
-			for _, err := range []error{errA, errB} {
-				if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-					return false, err
-				}
-			}
-			return (errA == nil) == (errB == nil), nil
-		}
-	}
+	return fsutil.SameContent(ctx, fa, fb)
 }
 
 // ImageCacheDir returns the cache directory a catalog image's command

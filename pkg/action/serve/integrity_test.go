@@ -2,8 +2,6 @@ package serve
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -40,11 +38,8 @@ func resealFor(t *testing.T, dir, catalog string) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	m.Digest, m.Seal = digest, ""
-	j, _ := json.Marshal(m)
-	sum := sha256.Sum256(j)
-	m.Seal = "sha256:" + hex.EncodeToString(sum[:])
-	j, _ = json.Marshal(m)
+	m.Digest = digest
+	j, _ := json.Marshal(m.Sealed())
 	if err := os.WriteFile(p, j, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +179,7 @@ func TestCheckCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.OpmVersion = "v0.0.1"
-	m.Seal = ""
-	j, _ := json.Marshal(m)
+	j, _ := json.Marshal(m.Sealed())
 	if err := os.WriteFile(filepath.Join(honest, serve.CacheSubdir, "meta.json"), j, 0o644); err != nil {
 		t.Fatal(err)
 	}
