@@ -60,8 +60,8 @@ type CheckCacheOptions struct {
 // --cache-enforce-integrity` checks it, and compared with the index built
 // from the catalog; upstream's JSON cache is written again from the catalog
 // and compared file by file, and its digest checked as upstream's server
-// checks it. A catalog the server refuses is an error, as are failures to
-// read; no cache at all is no finding.
+// checks it. A catalog the server refuses leaves the caches not checked (a
+// finding); failures to read are errors; no cache at all is no finding.
 func CheckCache(ctx context.Context, o CheckCacheOptions) ([]CacheFinding, error) {
 	if o.Name == "" {
 		o.Name = o.CacheDir
@@ -196,8 +196,8 @@ func (c *cacheChecker) opmServe(ctx context.Context) error {
 	return nil
 }
 
-// differences reports, one finding each, what the cache what holds
-// differently from the catalog.
+// differences reports each difference d found between the cache named
+// what and the catalog, one finding each.
 func (c *cacheChecker) differences(what string, d *serve.Differences) {
 	for _, s := range d.List {
 		c.mismatch("%s does not hold what the catalog does: %s", what, s)
