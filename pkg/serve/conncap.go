@@ -21,7 +21,9 @@ import (
 // nothing for longest, if for BusySilence or more; only when every
 // connection is busy and live is the new one refused. A flood of idle
 // connections so pushes out the flood's oldest, and a health probe, which
-// opens a new connection and asks at once, is always let in.
+// opens a new connection and asks at once, is let in: it has until the
+// flood has opened Max more connections to ask (a second at 512 a
+// second), which a probe needs a few milliseconds for.
 
 // DefaultMaxConnections is the most connections a server keeps open at
 // once on one listener.
