@@ -53,6 +53,10 @@ type Options struct {
 	// OLMv1, when set, checks what OLM v1 installs and upgrades
 	// (olmv1.go); Result.OLMv1 counts it.
 	OLMv1 *OLMv1Options
+	// Extra are findings of checks made outside this package (the serve
+	// cache check of `opm validate --check-cache`), reported with the
+	// catalog's and subject to the same rule options.
+	Extra []Finding
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -258,6 +262,10 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	}
 	if err := locate(ctx, src, res.Findings); err != nil {
 		return nil, err
+	}
+	for _, f := range opts.Extra {
+		f.ref = -1
+		res.Findings = append(res.Findings, f)
 	}
 	res.Findings = dedupe(res.Findings)
 	sel.apply(res)
