@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/csvtypes"
 	"github.com/opmkit/opm/internal/yamlorjson"
 	"github.com/opmkit/opm/pkg/bundle"
+	"github.com/opmkit/opm/pkg/bundle/manifest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
 	"github.com/opmkit/opm/pkg/property"
@@ -421,7 +422,7 @@ func lastCSV(objs []Object) int {
 	at := -1
 	for i, o := range objs {
 		var h objectHead
-		if json.Unmarshal(o.JSON, &h) == nil && h.Kind == kindCSV {
+		if json.Unmarshal(o.JSON, &h) == nil && h.Kind == manifest.KindCSV {
 			at = i
 		}
 	}
@@ -433,7 +434,7 @@ func lastCSV(objs []Object) int {
 func hasCSVIssue(objs []Object, issues []Issue) bool {
 	for _, is := range issues {
 		var h objectHead
-		if is.Object >= 0 && json.Unmarshal(objs[is.Object].JSON, &h) == nil && h.Kind == kindCSV {
+		if is.Object >= 0 && json.Unmarshal(objs[is.Object].JSON, &h) == nil && h.Kind == manifest.KindCSV {
 			return true
 		}
 	}
@@ -443,7 +444,7 @@ func hasCSVIssue(objs []Object, issues []Issue) bool {
 func (c *checker) deployments(csv *csvDoc, at int) {
 	seen := map[string]bool{}
 	reported := map[string]bool{}
-	for i, d := range csv.Spec.Install.Spec.Deployments {
+	for i, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		path := fmt.Sprintf("spec.install.spec.deployments[%d].name", i)
 		if seen[d.Name] && !reported[d.Name] {
 			reported[d.Name] = true
@@ -494,7 +495,7 @@ func (c *checker) webhooks(csv *csvDoc, m *manifests) {
 	path := func(i int) string { return fmt.Sprintf("spec.webhookdefinitions[%d]", i) }
 	modes := c.v.InstallModes
 	deployments := map[string]bool{}
-	for _, d := range csv.Spec.Install.Spec.Deployments {
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		deployments[d.Name] = true
 	}
 	owned := map[string]bool{}
@@ -514,7 +515,7 @@ func (c *checker) webhooks(csv *csvDoc, m *manifests) {
 	var shared []string
 	preserveReported := map[string]bool{}
 	for i, wh := range whs {
-		if wh.Type == webhookConversion && !(len(modes) == 1 && modes[0] == AllNamespaces) {
+		if wh.Type == manifest.WebhookConversion && !(len(modes) == 1 && modes[0] == AllNamespaces) {
 			is := c.objectIssue(CodeConversionInstallModes, at, path(i)+".type", fmt.Sprintf("conversion webhook %q: the CSV supports %s: OLM v1 installs conversion webhooks only for bundles that support AllNamespaces alone", wh.GenerateName, describeModes(modes)))
 			is.Upstream = fmt.Sprintf("bundle contains conversion webhook %q and supports install modes %v - conversion webhooks are only supported for bundles that only support AllNamespaces install mode", wh.GenerateName, modes)
 		}
@@ -534,7 +535,7 @@ func (c *checker) webhooks(csv *csvDoc, m *manifests) {
 			is := c.objectIssue(CodeWebhookNameInvalid, at, path(i)+".generateName", fmt.Sprintf("webhook name %q is not a DNS-1123 subdomain: %s", wh.GenerateName, strings.Join(errs, ", ")))
 			is.Upstream = fmt.Sprintf("webhook of type '%s' has invalid name '%s': %s", wh.Type, wh.GenerateName, strings.Join(errs, ","))
 		}
-		if wh.Type == webhookConversion {
+		if wh.Type == manifest.WebhookConversion {
 			for j, crd := range wh.ConversionCRDs {
 				p := fmt.Sprintf("%s.conversionCRDs[%d]", path(i), j)
 				convertedBy[crd] = append(convertedBy[crd], wh.GenerateName)
@@ -554,7 +555,7 @@ func (c *checker) webhooks(csv *csvDoc, m *manifests) {
 			}
 			continue
 		}
-		for j, r := range wh.Rules {
+		for j, r := range csv.rules[i] {
 			for k, g := range r.APIGroups {
 				p := fmt.Sprintf("%s.rules[%d].apiGroups[%d]", path(i), j, k)
 				if slices.Contains(forbiddenRuleGroups, g) {
@@ -613,14 +614,14 @@ var classicResources = []string{"subscriptions", "installplans", "clusterservice
 // OperatorConditions, and on OLM classic's APIs without any on OLM v1's.
 func (c *checker) migration(csv *csvDoc, at int) {
 	type ruleAt struct {
-		r    policyRule
+		r    manifest.PolicyRule
 		path string
 	}
 	var rules []ruleAt
 	for _, f := range []struct {
 		key   string
-		perms []permission
-	}{{"permissions", csv.Spec.Install.Spec.Permissions}, {"clusterPermissions", csv.Spec.Install.Spec.ClusterPermissions}} {
+		perms []manifest.StrategyDeploymentPermissions
+	}{{"permissions", csv.Spec.InstallStrategy.StrategySpec.Permissions}, {"clusterPermissions", csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions}} {
 		for i, p := range f.perms {
 			for j, r := range p.Rules {
 				rules = append(rules, ruleAt{r, fmt.Sprintf("spec.install.spec.%s[%d].rules[%d]", f.key, i, j)})
@@ -657,13 +658,13 @@ func (c *checker) migration(csv *csvDoc, at int) {
 	}
 }
 
-func webhookKinds(whs []webhook) string {
+func webhookKinds(whs []manifest.WebhookDescription) string {
 	n := map[string]int{}
 	for _, wh := range whs {
 		n[wh.Type]++
 	}
 	var parts []string
-	for _, t := range []struct{ typ, name string }{{webhookValidating, "validating"}, {webhookMutating, "mutating"}, {webhookConversion, "conversion"}} {
+	for _, t := range []struct{ typ, name string }{{manifest.WebhookValidating, "validating"}, {manifest.WebhookMutating, "mutating"}, {manifest.WebhookConversion, "conversion"}} {
 		if n[t.typ] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[t.typ], t.name))
 			delete(n, t.typ)

@@ -4,39 +4,30 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/blang/semver/v4"
 
-	"github.com/opmkit/opm/internal/csvtypes"
 	"github.com/opmkit/opm/internal/jsonscan"
+	"github.com/opmkit/opm/pkg/bundle/manifest"
 )
 
 // What OLM v1 reads of a bundle's manifests: the ClusterServiceVersion's
 // install modes, owned APIServices and CRDs, deployments, permissions and
-// webhook definitions; each CRD's name and preserveUnknownFields; every
-// other object's kind and name. The types follow operator-framework/api's
-// v1alpha1 JSON names; only the fields a rule reads are decoded.
+// webhook definitions (the bundle model's typed view of the CSV); each
+// CRD's name and preserveUnknownFields; every other object's kind and
+// name.
 
 // Install mode types.
 const (
-	AllNamespaces   = "AllNamespaces"
-	OwnNamespace    = "OwnNamespace"
-	SingleNamespace = "SingleNamespace"
-	MultiNamespace  = "MultiNamespace"
+	AllNamespaces   = manifest.InstallModeAllNamespaces
+	OwnNamespace    = manifest.InstallModeOwnNamespace
+	SingleNamespace = manifest.InstallModeSingleNamespace
+	MultiNamespace  = manifest.InstallModeMultiNamespace
 )
 
-// Webhook types.
-const (
-	webhookValidating = "ValidatingAdmissionWebhook"
-	webhookMutating   = "MutatingAdmissionWebhook"
-	webhookConversion = "ConversionWebhook"
-)
-
-const (
-	kindCSV = "ClusterServiceVersion"
-	kindCRD = "CustomResourceDefinition"
-)
+type objectMeta struct {
+	Name string `json:"name"`
+}
 
 // objectHead is what every manifest is first decoded as.
 type objectHead struct {
@@ -45,63 +36,22 @@ type objectHead struct {
 	Metadata   objectMeta `json:"metadata"`
 }
 
+// csvDoc is a ClusterServiceVersion: its name, and its spec decoded whole
+// into the bundle model's typed view (pkg/bundle/manifest), whose JSON
+// names are operator-framework/api's: a field of the wrong type anywhere
+// in the spec fails the decoding, as OLM v1's typed decoding fails.
 type csvDoc struct {
-	Metadata objectMeta `json:"metadata"`
-	Spec     csvSpec    `json:"spec"`
+	Name string
+	Spec manifest.CSVSpec
+	// rules are the admission rules of each webhook definition.
+	rules [][]admissionRule
 }
 
-type objectMeta struct {
-	Name string `json:"name"`
-}
-
-type csvSpec struct {
-	Version                   *csvVersion                        `json:"version"`
-	InstallModes              []csvtypes.InstallMode             `json:"installModes"`
-	APIServiceDefinitions     csvtypes.APIServiceDefinitions     `json:"apiservicedefinitions"`
-	CustomResourceDefinitions csvtypes.CustomResourceDefinitions `json:"customresourcedefinitions"`
-	Install                   struct {
-		Strategy string `json:"strategy"`
-		Spec     struct {
-			Deployments []struct {
-				Name string `json:"name"`
-			} `json:"deployments"`
-			Permissions        []permission `json:"permissions"`
-			ClusterPermissions []permission `json:"clusterPermissions"`
-		} `json:"spec"`
-	} `json:"install"`
-	WebhookDefinitions []webhook `json:"webhookdefinitions"`
-}
-
-// csvVersion decodes spec.version as OLM's OperatorVersion does (semver,
-// tolerant of a "v" prefix and missing parts); an invalid one fails the
-// CSV's decoding, in OLM v1 too.
-type csvVersion struct{}
-
-func (*csvVersion) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	_, err := semver.ParseTolerant(s)
-	return err
-}
-
-type permission struct {
-	ServiceAccountName string       `json:"serviceAccountName"`
-	Rules              []policyRule `json:"rules"`
-}
-
-type policyRule struct {
+// admissionRule is the part of an admission webhook rule the rules read
+// (the model keeps the rules raw).
+type admissionRule struct {
 	APIGroups []string `json:"apiGroups"`
 	Resources []string `json:"resources"`
-}
-
-type webhook struct {
-	Type           string       `json:"type"`
-	GenerateName   string       `json:"generateName"`
-	DeploymentName string       `json:"deploymentName"`
-	ConversionCRDs []string     `json:"conversionCRDs"`
-	Rules          []policyRule `json:"rules"`
 }
 
 // manifests is a bundle's manifests sorted as OLM v1 sorts them.
@@ -139,31 +89,53 @@ func stringValue(v []byte) string {
 	return s
 }
 
-// csvMembers are the members of a CSV's spec OLM v1's rules read.
+// csvMembers are the members of a CSV's spec the rules read.
 var csvMembers = map[string]bool{"version": true, "installModes": true, "apiservicedefinitions": true,
 	"customresourcedefinitions": true, "install": true, "webhookdefinitions": true}
 
-// decodeCSV decodes the spec members of a CSV the rules read, skipping the
-// others (descriptions, icons, examples: most of a CSV's bytes). A member
-// of the wrong type is an error, as in OLM v1's typed decoding.
-func decodeCSV(data, spec []byte) (*csvDoc, error) {
-	var sel []byte
-	ok := jsonscan.Members(spec, func(k string, v []byte) {
+// decodeCSV decodes a CSV's spec (spec, the raw member; nil when the CSV
+// has none) as OLM v1 does, typed (spec.version parsed as OLM's
+// OperatorVersion: semver, tolerant of a "v" prefix and missing parts),
+// but only the members the rules read: the others (descriptions, icons:
+// most of a CSV's bytes) are skipped, so that a type error there goes
+// unnoticed.
+func decodeCSV(spec []byte) (*csvDoc, error) {
+	c := &csvDoc{}
+	if len(spec) == 0 || string(spec) == "null" {
+		return c, nil
+	}
+	sel := []byte{'{'}
+	if !jsonscan.Members(spec, func(k string, v []byte) {
 		if csvMembers[k] {
-			if len(sel) > 0 {
+			if len(sel) > 1 {
 				sel = append(sel, ',')
 			}
-			sel = strconv.AppendQuote(sel, k)
-			sel = append(sel, ':')
+			sel = append(append(append(sel, '"'), k...), '"', ':')
 			sel = append(sel, v...)
 		}
-	})
-	c := &csvDoc{}
-	if !ok {
-		// no spec, or a broken one: let encoding/json say what is wrong
-		return c, json.Unmarshal(data, c)
+	}) {
+		sel = spec // not an object: let encoding/json say what is wrong
+	} else {
+		sel = append(sel, '}')
 	}
-	return c, json.Unmarshal(append(append([]byte("{"), sel...), '}'), &c.Spec)
+	if err := json.Unmarshal(sel, &c.Spec); err != nil {
+		return nil, err
+	}
+	if v := c.Spec.Version; v != nil {
+		if _, err := semver.ParseTolerant(*v); err != nil {
+			return nil, fmt.Errorf("spec.version %q: %w", *v, err)
+		}
+	}
+	c.rules = make([][]admissionRule, len(c.Spec.WebhookDefinitions))
+	for i, wh := range c.Spec.WebhookDefinitions {
+		if len(wh.Rules) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(wh.Rules, &c.rules[i]); err != nil {
+			return nil, fmt.Errorf("spec.webhookdefinitions[%d].rules: %w", i, err)
+		}
+	}
+	return c, nil
 }
 
 // readManifests sorts objs as OLM v1's bundle source does: the last
@@ -198,16 +170,16 @@ func readManifests(objs []Object) (*manifests, []Issue) {
 			} else {
 				invalid(i, "manifest %d has no kind", i)
 			}
-		case kindCSV:
+		case manifest.KindCSV:
 			name := stringValue(name)
-			c, err := decodeCSV(o.JSON, spec)
+			c, err := decodeCSV(spec)
 			if err != nil {
 				invalid(i, "ClusterServiceVersion %q does not decode as OLM's ClusterServiceVersion: %v", name, err)
 				continue
 			}
-			c.Metadata.Name = name
+			c.Name = name
 			m.csv, m.csvAt = c, i
-		case kindCRD:
+		case manifest.KindCRD:
 			name := stringValue(name)
 			preserve := false
 			if v := jsonscan.Member(spec, "preserveUnknownFields"); v != nil {

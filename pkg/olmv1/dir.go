@@ -17,6 +17,7 @@ import (
 	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/internal/yamlorjson"
 	"github.com/opmkit/opm/pkg/bundle"
+	"github.com/opmkit/opm/pkg/bundle/manifest"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -248,7 +249,7 @@ func (b *Bundle) readProperties(ctx context.Context, fsys *safefs.FS) {
 	b.Dir.PropertiesErr = err
 	for _, o := range b.Objects {
 		var h objectHead
-		if json.Unmarshal(o.JSON, &h) == nil && h.Kind == kindCSV {
+		if json.Unmarshal(o.JSON, &h) == nil && h.Kind == manifest.KindCSV {
 			b.Name = h.Metadata.Name
 		}
 	}
