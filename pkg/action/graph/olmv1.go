@@ -96,12 +96,12 @@ func (r *ShowResult) writeDOTMarks(w io.Writer, dot []byte) error {
 		for _, c := range p.Channels {
 			for _, name := range entryNames(c) {
 				if r.OLMv1.is(p.Name, name) {
-					fmt.Fprintf(&b, "  %q [color=\"#D00000\", penwidth=3];\n", p.Name+"/"+c.Name+"/"+name)
+					fmt.Fprintf(&b, "  %s [color=\"#D00000\", penwidth=3];\n", gr.DOTString(p.Name+"/"+c.Name+"/"+name))
 				}
 			}
 		}
 	}
-	fmt.Fprintf(&b, "  label=%q;\n  labelloc=b;\n}\n", refusedLegend)
+	fmt.Fprintf(&b, "  label=%s;\n  labelloc=b;\n}\n", gr.DOTString(refusedLegend))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
