@@ -6,7 +6,6 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/opmkit/opm/pkg/action/dockerfile"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/index"
+	"github.com/opmkit/opm/pkg/render"
 )
 
 // DefaultDockerfile is the Dockerfile --generate writes, as upstream.
@@ -26,9 +26,9 @@ const DefaultDockerfile = "index.Dockerfile"
 // wrote database/index.db).
 const DefaultCatalogDir = "index"
 
-// AddOptions describe `opm index add`.
-type AddOptions struct {
-	index.AddOptions
+// Output says where a catalog the index commands make goes: built and
+// pushed, or written as a directory with its Dockerfile.
+type Output struct {
 	// Generate writes the catalog directory and its Dockerfile instead of
 	// building the image.
 	Generate bool
@@ -45,8 +45,22 @@ type AddOptions struct {
 	// that of `opm build catalog`, quay.io/operator-framework/opm:latest).
 	BinaryImage string
 	// Build says where the image goes (Tags) and how it is built; its
-	// Registry is set from AddOptions.Registry.
+	// Registry is set from the command's registry options.
 	Build build.Options
+}
+
+// Written is what an index command made.
+type Written struct {
+	// Files lists the catalog directory and Dockerfile Generate wrote.
+	Files []string
+	// Image describes the image built (nil with Generate).
+	Image *build.Result
+}
+
+// AddOptions describe `opm index add`.
+type AddOptions struct {
+	index.AddOptions
+	Output
 }
 
 // AddResult is what was made.
@@ -55,15 +69,32 @@ type AddResult struct {
 	Config *declcfg.DeclarativeConfig
 	// FromSQLite is set when the from-index was an sqlite database.
 	FromSQLite bool
-	// Written lists the files Generate wrote.
-	Written []string
-	// Image describes the image built (nil with Generate).
-	Image *build.Result
+	Written
 }
 
 // Add builds the catalog, then writes it (Generate) or builds and pushes
 // its image.
 func Add(ctx context.Context, o AddOptions) (*AddResult, error) {
+	if o.Mode != "" {
+		if _, err := index.ParseMode(string(o.Mode)); err != nil {
+			return nil, &action.UsageError{Err: err}
+		}
+	}
+	out, err := o.Output.check()
+	if err != nil {
+		return nil, err
+	}
+	res, err := index.Add(ctx, o.AddOptions)
+	if err != nil {
+		return nil, err
+	}
+	w, err := out.write(ctx, res.Config, o.Registry, o.Warn)
+	return &AddResult{Config: res.Config, FromSQLite: res.FromSQLite, Written: w}, err
+}
+
+// check fills the defaults and refuses, before any work, what cannot be
+// done: no tag to push to, files Generate would replace.
+func (o Output) check() (Output, error) {
 	if o.OutDockerfile == "" {
 		o.OutDockerfile = DefaultDockerfile
 	}
@@ -73,35 +104,30 @@ func Add(ctx context.Context, o AddOptions) (*AddResult, error) {
 	if o.BinaryImage == "" {
 		o.BinaryImage = dockerfile.DefaultImage
 	}
-	if o.Mode != "" {
-		if _, err := index.ParseMode(string(o.Mode)); err != nil {
-			return nil, &action.UsageError{Err: err}
-		}
-	}
 	if !o.Generate && len(o.Build.Tags) == 0 {
-		return nil, action.Usagef("--tag is required: opm index add pushes the catalog image there (no container engine is used); --generate writes the catalog directory and its Dockerfile instead")
+		return o, action.Usagef("--tag is required: the catalog image is pushed there (no container engine is used); --generate writes the catalog directory and its Dockerfile instead")
 	}
 	if o.Generate {
 		if err := checkGenerate(o); err != nil {
-			return nil, err
+			return o, err
 		}
 	}
-	res, err := index.Add(ctx, o.AddOptions)
-	if err != nil {
-		return nil, err
-	}
-	out := &AddResult{Config: res.Config, FromSQLite: res.FromSQLite}
+	return o, nil
+}
+
+// write writes the catalog as o says.
+func (o Output) write(ctx context.Context, cfg *declcfg.DeclarativeConfig, reg render.RegistryOptions, warn func(string)) (Written, error) {
 	if o.Generate {
-		out.Written, err = generate(o, res.Config)
-		return out, err
+		files, err := generate(o, cfg)
+		return Written{Files: files}, err
 	}
-	out.Image, err = buildImage(ctx, o, res.Config)
-	return out, err
+	img, err := buildImage(ctx, o, cfg, reg, warn)
+	return Written{Image: img}, err
 }
 
 // checkGenerate refuses, before any work, to replace what Generate would
 // write, unless Overwrite.
-func checkGenerate(o AddOptions) error {
+func checkGenerate(o Output) error {
 	if err := fsutil.CheckOutputDir(o.CatalogDir); err != nil {
 		return err
 	}
@@ -123,7 +149,7 @@ func checkGenerate(o AddOptions) error {
 
 // generate writes the catalog, one directory per package as `opm migrate`
 // writes it, and its Dockerfile, each atomically.
-func generate(o AddOptions, cfg *declcfg.DeclarativeConfig) ([]string, error) {
+func generate(o Output, cfg *declcfg.DeclarativeConfig) ([]string, error) {
 	empty, err := fsutil.EmptyOrAbsent(o.CatalogDir)
 	if err != nil {
 		return nil, fmt.Errorf("catalog directory %s: %w", o.CatalogDir, err)
@@ -158,7 +184,7 @@ func absOr(p string) string {
 
 // buildImage writes the catalog to a private directory and builds its
 // image as `opm build catalog` does.
-func buildImage(ctx context.Context, o AddOptions, cfg *declcfg.DeclarativeConfig) (*build.Result, error) {
+func buildImage(ctx context.Context, o Output, cfg *declcfg.DeclarativeConfig, reg render.RegistryOptions, warn func(string)) (*build.Result, error) {
 	tmp, err := os.MkdirTemp("", "opm-index-*")
 	if err != nil {
 		return nil, err
@@ -170,11 +196,6 @@ func buildImage(ctx context.Context, o AddOptions, cfg *declcfg.DeclarativeConfi
 	}
 	bo := o.Build
 	bo.Dir = dir
-	bo.Registry = o.Registry
-	res, err := build.RunCatalog(ctx, build.CatalogOptions{Options: bo, BaseImage: o.BinaryImage, Warn: o.Warn})
-	var ue *action.UsageError
-	if errors.As(err, &ue) {
-		return nil, err
-	}
-	return res, err
+	bo.Registry = reg
+	return build.RunCatalog(ctx, build.CatalogOptions{Options: bo, BaseImage: o.BinaryImage, Warn: warn})
 }
