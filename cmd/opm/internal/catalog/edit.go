@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,14 +27,18 @@ into the file that holds the blob it changes, in that file's format and
 style; every other byte stays as it is, and new blobs go where the
 package's blobs of that kind live. The result is validated before anything
 is written, and the files are replaced atomically: all of them or none.
+The whole edit holds a lock on the catalog (its directory), so two edits
+at once never lose one: the second waits for the first (--lock-wait, 20s
+by default), then fails naming the process that holds it.
 
 A catalog that does not validate is refused unless --force is given (the
 edit must then add no problem of its own). --dry-run prints the unified
 diff instead of writing; -o json prints what changed for scripts.`
 
 type editFlags struct {
-	common action.Common
-	output string
+	common   action.Common
+	output   string
+	lockWait time.Duration
 }
 
 func addEditFlags(cmd *cobra.Command, f *editFlags) {
@@ -42,6 +47,7 @@ func addEditFlags(cmd *cobra.Command, f *editFlags) {
 	fl.BoolVar(&f.common.DryRun, "dry-run", false, "print the unified diff instead of writing")
 	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem); promote, add-bundle: accept new upgrade edges with unsafe CRD changes")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format (text|json)")
+	fl.DurationVar(&f.lockWait, "lock-wait", ce.DefaultLockWait, "how long to wait for another edit of the same catalog to finish (0: fail at once)")
 }
 
 // run checks the shared flags, finds the catalog (-C, or the current
@@ -49,6 +55,14 @@ func addEditFlags(cmd *cobra.Command, f *editFlags) {
 func (f *editFlags) run(ios *cmdutil.IOStreams, cmd *cobra.Command, edit func(action.Common) (*action.Result, error)) error {
 	if err := cmdutil.CheckOutput(f.output, "text", "json"); err != nil {
 		return err
+	}
+	switch {
+	case f.lockWait < 0:
+		return cmdutil.FlagErrorf("--lock-wait must not be negative")
+	case f.lockWait == 0:
+		f.common.LockWait = -1 // do not wait
+	default:
+		f.common.LockWait = f.lockWait
 	}
 	cat, err := cmdutil.OneCatalog(cmd, "")
 	if err != nil {
