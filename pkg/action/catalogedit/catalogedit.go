@@ -43,6 +43,9 @@ type Result struct {
 	Changes   []ce.Change   `json:"changes"`
 	Files     []File        `json:"files"`
 	LostPaths []ce.LostPath `json:"lostPaths"`
+	// KeptPaths are the removed bundles whose installs still upgrade
+	// (remove-bundle and prune).
+	KeptPaths []ce.KeptPath `json:"keptPaths,omitempty"`
 	// Problems are the errors the catalog had before the edit (only
 	// with Force).
 	Problems []ce.Problem `json:"problemsBefore,omitempty"`
@@ -151,6 +154,7 @@ func runChecked(ctx context.Context, op string, opts Common, do edit, crds *crdC
 		res.LostPaths = lost
 	}
 	res.Changes = append(res.Changes, cat.Changes()...)
+	res.KeptPaths = cat.KeptPaths()
 	changes, err := cat.Render()
 	if err != nil {
 		return nil, err

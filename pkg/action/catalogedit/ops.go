@@ -141,9 +141,10 @@ type RemoveBundleOptions struct {
 	Common
 	Package string
 	Bundles []string
-	// KeepEdges keeps the removed bundles' names in the skips of the
-	// entries that upgraded from them, so their installs still upgrade.
-	KeepEdges bool
+	// DropEdges drops the removed bundles' names from the skips of the
+	// entries that upgraded from them, leaving their installs without an
+	// upgrade (by default they are kept, so those installs still upgrade).
+	DropEdges bool
 	// Registry is used to render a template's bundle stubs to find the
 	// ones to remove.
 	Registry render.RegistryOptions
@@ -153,7 +154,7 @@ type RemoveBundleOptions struct {
 func RemoveBundle(ctx context.Context, opts RemoveBundleOptions) (*Result, error) {
 	return run(ctx, "remove-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
 		return c.RemoveBundles(ctx, opts.Package, opts.Bundles, ce.RemoveOptions{
-			KeepEdges: opts.KeepEdges,
+			DropEdges: opts.DropEdges,
 			Resolve:   stubResolver(opts.Registry),
 		})
 	})
@@ -180,8 +181,9 @@ type PruneOptions struct {
 	// KeepLast keeps the KeepLast newest bundles of each channel.
 	KeepLast int
 	// Before removes the bundles older than this version.
-	Before    string
-	KeepEdges bool
+	Before string
+	// DropEdges: as RemoveBundleOptions.DropEdges.
+	DropEdges bool
 }
 
 // Prune removes a package's old bundles and re-stitches its channels.
@@ -205,7 +207,7 @@ func Prune(ctx context.Context, opts PruneOptions) (*Result, error) {
 		if len(names) == 0 {
 			return nil, nil
 		}
-		return c.RemoveBundles(ctx, opts.Package, names, ce.RemoveOptions{KeepEdges: opts.KeepEdges})
+		return c.RemoveBundles(ctx, opts.Package, names, ce.RemoveOptions{DropEdges: opts.DropEdges})
 	})
 }
 

@@ -64,6 +64,10 @@ func (f *editFlags) run(ios *cmdutil.IOStreams, cmd *cobra.Command, edit func(ac
 	default:
 		f.common.LockWait = f.lockWait
 	}
+	if fl := cmd.Flags().Lookup("keep-edges"); fl != nil && fl.Changed {
+		// Not pflag's MarkDeprecated, which prints on stdout.
+		fmt.Fprintln(ios.ErrOut, "Flag --keep-edges has been deprecated: edges are kept by default; --drop-edges drops them")
+	}
 	cat, err := cmdutil.OneCatalog(cmd, "")
 	if err != nil {
 		return err
@@ -131,6 +135,17 @@ func edgeFlags(cmd *cobra.Command, e *ce.Edges) {
 	completeFlag(cmd, "skips", "bundle")
 }
 
+// dropEdgesFlags adds remove-bundle's and prune's --drop-edges, and the
+// old opt-in --keep-edges, now the default: accepted (hidden), with a note
+// (see run).
+func dropEdgesFlags(cmd *cobra.Command, drop *bool) {
+	fl := cmd.Flags()
+	fl.BoolVar(drop, "drop-edges", false, "drop removed bundles' names from skips: their installs are left without an upgrade (by default the names are kept, so those installs still upgrade)")
+	fl.Bool("keep-edges", false, "deprecated: edges are kept by default")
+	_ = fl.MarkHidden("keep-edges")
+	cmd.MarkFlagsMutuallyExclusive("keep-edges", "drop-edges")
+}
+
 func checkEdges(e ce.Edges) error {
 	if err := e.Check(); err != nil {
 		return &cmdutil.FlagError{Err: err}
@@ -159,6 +174,12 @@ func printResult(ios *cmdutil.IOStreams, f *editFlags, res *action.Result) error
 		fmt.Fprintln(summary, "unsafe CRD upgrades made anyway (--force):")
 		for _, e := range res.UnsafeCRDUpgrades {
 			fmt.Fprintln(summary, "  "+action.DescribeCRDEdge(e))
+		}
+	}
+	if len(res.KeptPaths) > 0 {
+		fmt.Fprintln(summary, "installs that keep an upgrade path:")
+		for _, k := range res.KeptPaths {
+			fmt.Fprintln(summary, "  "+k.Message)
 		}
 	}
 	if len(res.LostPaths) > 0 {
