@@ -46,6 +46,9 @@ type Result struct {
 	// KeptPaths are the removed bundles whose installs still upgrade
 	// (remove-bundle and prune).
 	KeptPaths []ce.KeptPath `json:"keptPaths,omitempty"`
+	// Notes say what the edit chose for the user (add-bundle: the
+	// channels its annotations name).
+	Notes []string `json:"notes,omitempty"`
 	// Problems are the errors the catalog had before the edit (only
 	// with Force).
 	Problems []ce.Problem `json:"problemsBefore,omitempty"`

@@ -38,7 +38,7 @@ func TestConcurrentEditsLoseNothing(t *testing.T) {
 					defer cancel()
 					_, errs[i] = Promote(ctx, PromoteOptions{
 						Common:  Common{Catalog: cat},
-						Package: "foo", Bundle: "foo.v0.2.0", Channel: fmt.Sprintf("ch-%d", i), Create: true,
+						Package: "foo", Bundle: "foo.v0.2.0", Channels: []string{fmt.Sprintf("ch-%d", i)}, Create: true,
 					})
 				}()
 			}
@@ -73,7 +73,7 @@ func TestLockedCatalog(t *testing.T) {
 		start := time.Now()
 		_, err = Promote(context.Background(), PromoteOptions{
 			Common:  Common{Catalog: dir, DryRun: dry, LockWait: 200 * time.Millisecond},
-			Package: "foo", Bundle: "foo.v0.2.0", Channel: "fast", Create: true,
+			Package: "foo", Bundle: "foo.v0.2.0", Channels: []string{"fast"}, Create: true,
 		})
 		var le *ce.LockedError
 		if !errors.As(err, &le) || le.Catalog != dir {
@@ -93,7 +93,7 @@ func TestLockedCatalog(t *testing.T) {
 	// A file catalog is guarded by its directory's lock.
 	if _, err := Promote(context.Background(), PromoteOptions{
 		Common:  Common{Catalog: p, LockWait: -1},
-		Package: "foo", Bundle: "foo.v0.2.0", Channel: "fast", Create: true,
+		Package: "foo", Bundle: "foo.v0.2.0", Channels: []string{"fast"}, Create: true,
 	}); !errors.As(err, new(*ce.LockedError)) {
 		t.Fatalf("file catalog: got %v", err)
 	}
@@ -106,7 +106,7 @@ func TestLockedCatalog(t *testing.T) {
 	unlock()
 	if _, err := Promote(context.Background(), PromoteOptions{
 		Common:  Common{Catalog: dir, LockWait: -1},
-		Package: "foo", Bundle: "foo.v0.2.0", Channel: "fast", Create: true,
+		Package: "foo", Bundle: "foo.v0.2.0", Channels: []string{"fast"}, Create: true,
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -146,6 +146,22 @@ func dropEdgesFlags(cmd *cobra.Command, drop *bool) {
 	cmd.MarkFlagsMutuallyExclusive("keep-edges", "drop-edges")
 }
 
+// checkChannels refuses an empty channel name or one holding a comma in
+// what flag (or, flag "", an argument) names: one rule wherever a channel
+// is named on the command line, since lists of channels are
+// comma-separated.
+func checkChannels(flag string, names ...string) error {
+	for _, n := range names {
+		if err := ce.CheckChannelName(n); err != nil {
+			if flag != "" {
+				return cmdutil.FlagErrorf("%s: %v", flag, err)
+			}
+			return &cmdutil.FlagError{Err: err}
+		}
+	}
+	return nil
+}
+
 func checkEdges(e ce.Edges) error {
 	if err := e.Check(); err != nil {
 		return &cmdutil.FlagError{Err: err}
@@ -157,6 +173,9 @@ func checkEdges(e ce.Edges) error {
 // summary then goes to stderr), else the summary on stdout; -o json prints
 // the whole result.
 func printResult(ios *cmdutil.IOStreams, f *editFlags, res *action.Result) error {
+	for _, n := range res.Notes {
+		fmt.Fprintln(ios.ErrOut, n)
+	}
 	if f.output == "json" {
 		return cmdutil.WriteJSON(ios.Out, res)
 	}
