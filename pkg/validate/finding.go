@@ -83,6 +83,8 @@ type Result struct {
 	// Ignored and Baselined count the findings left out by the Ignore
 	// and Baseline options.
 	Ignored, Baselined int
+	// Gate says what the release gate checked, when Options.Gate was set.
+	Gate *GateSummary
 
 	// upstream is upstream's message when upstream fails the catalog.
 	upstream string

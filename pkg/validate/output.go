@@ -41,6 +41,7 @@ type upstreamResult struct {
 	Passed   bool           `json:"passed"`
 	Error    *upstreamError `json:"error,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
+	Gate     *GateSummary   `json:"releaseGate,omitempty"`
 }
 
 type upstreamError struct {
@@ -48,7 +49,7 @@ type upstreamError struct {
 }
 
 func toUpstream(res *Result) upstreamResult {
-	out := upstreamResult{Passed: res.Passed, Findings: res.Findings}
+	out := upstreamResult{Passed: res.Passed, Findings: res.Findings, Gate: res.Gate}
 	if !res.Passed {
 		out.Error = &upstreamError{Message: res.Message}
 	}
@@ -81,8 +82,8 @@ func WriteYAML(w io.Writer, res *Result) error {
 // with each leaf followed by its position, then every other error as
 // "file:line:col: error: message [code]" with its help, then the warnings:
 // all of them likewise when verbose, else one per rule (the first, and
-// how many more there are), each with its help. Nothing is written for a clean
-// catalog.
+// how many more there are), each with its help; then, when the release
+// gate ran, what it checked. Nothing else is written for a clean catalog.
 func WriteText(w io.Writer, res *Result, verbose bool) error {
 	var buf bytes.Buffer
 	if res.Tree != nil {
@@ -128,6 +129,9 @@ func WriteText(w io.Writer, res *Result, verbose bool) error {
 		if f.Help != "" {
 			buf.WriteString("    help: " + f.Help + "\n")
 		}
+	}
+	if res.Gate != nil {
+		buf.WriteString(res.Gate.Text() + "\n")
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
