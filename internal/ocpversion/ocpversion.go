@@ -169,26 +169,24 @@ func (r Range) String() string {
 // legacy "v4.5,v4.6" (the lowest listed and later).
 func ParseRange(s string) (Range, error) {
 	t := strings.TrimSpace(s)
-	bad := func(err error) (Range, error) {
-		return Range{}, fmt.Errorf("OpenShift versions %q: %w (expected \"v4.12\", \"=v4.12\" or \"v4.12-v4.14\")", s, err)
+	bad := func(why string) (Range, error) {
+		return Range{}, fmt.Errorf("OpenShift versions %q %s (expected \"v4.12\", \"=v4.12\" or \"v4.12-v4.14\")", s, why)
 	}
+	const notSelector = "is not a selector"
 	if t == "" {
-		return bad(errors.New("empty"))
+		return bad(notSelector)
 	}
 	r := Range{Text: s}
 	switch {
 	case strings.Contains(t, "-"):
 		a, b, _ := strings.Cut(t, "-")
-		lo, err := Parse(a)
-		if err != nil {
-			return bad(err)
-		}
-		hi, err := Parse(b)
-		if err != nil {
-			return bad(err)
+		lo, err1 := Parse(a)
+		hi, err2 := Parse(b)
+		if err1 != nil || err2 != nil {
+			return bad(notSelector)
 		}
 		if hi.Compare(lo) < 0 {
-			return bad(fmt.Errorf("%s is below %s", hi, lo))
+			return bad(fmt.Sprintf("ends (%s) below where it starts (%s)", hi, lo))
 		}
 		r.Min, r.Max = lo, &hi
 	case strings.Contains(t, ","):
@@ -196,7 +194,7 @@ func ParseRange(s string) (Range, error) {
 		for _, p := range strings.Split(t, ",") {
 			v, err := Parse(p)
 			if err != nil {
-				return bad(err)
+				return bad(notSelector)
 			}
 			if first || v.Compare(r.Min) < 0 {
 				r.Min = v
@@ -206,13 +204,13 @@ func ParseRange(s string) (Range, error) {
 	case strings.HasPrefix(t, "="):
 		v, err := Parse(t[1:])
 		if err != nil {
-			return bad(err)
+			return bad(notSelector)
 		}
 		r.Min, r.Max = v, &v
 	default:
 		v, err := Parse(t)
 		if err != nil {
-			return bad(err)
+			return bad(notSelector)
 		}
 		r.Min = v
 	}

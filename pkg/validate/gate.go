@@ -130,6 +130,9 @@ type GateOptions struct {
 	Policy string
 }
 
+// On reports whether a rule is on.
+func (o *GateOptions) On(code string) bool { return o.on(code) }
+
 func (o *GateOptions) on(code string) bool {
 	if o == nil {
 		return false

@@ -98,10 +98,8 @@ func (g *group) lifecycleChecks(o *GateOptions, sc *schemaChecker) []Finding {
 			}
 			continue
 		}
-		var bad []schemaError
 		if o.on(CodeLifecycleInvalid) {
-			bad = trimPath(sc.c.check(sc.c.lifecycle, m.Blob), 1)
-			for _, e := range bad {
+			for _, e := range trimPath(sc.c.check(sc.c.lifecycle, m.Blob), 1) {
 				msg := e.Message
 				if e.Path != "" {
 					msg = e.Path + ": " + msg
@@ -110,8 +108,8 @@ func (g *group) lifecycleChecks(o *GateOptions, sc *schemaChecker) []Finding {
 			}
 		}
 		var lc lifecycleBlob
-		if len(bad) > 0 || json.Unmarshal(m.Blob, &lc) != nil {
-			continue
+		if json.Unmarshal(m.Blob, &lc) != nil {
+			continue // the schema said why
 		}
 		if o.on(CodeLifecycleInvalid) {
 			out = append(out, g.lifecycleDates(o, at, &lc)...)
@@ -174,6 +172,8 @@ func (g *group) lifecycleDates(o *GateOptions, at blobID, lc *lifecycleBlob) []F
 			start, err1 := time.Parse(time.DateOnly, ph.StartDate)
 			end, err2 := time.Parse(time.DateOnly, ph.EndDate)
 			switch {
+			case ph.StartDate == "" || ph.EndDate == "":
+				// the schema says it is missing
 			case err1 != nil:
 				add(fmt.Sprintf("versions[%d].phases[%d].startDate", vi, pi), "lifecycle of package %q: version %s, phase %q: %q is not a date", m.Package, v.Name, ph.Name, ph.StartDate)
 			case err2 != nil:
