@@ -85,8 +85,11 @@ func DirectoryChecks(ctx context.Context, fsys fs.FS, name string, blobFiles []s
 		}
 		reported = d
 		what := "it is empty"
-		if k := countBelow(files, d); k > 0 {
-			what = fmt.Sprintf("its %s are listed in .indexignore or hold no blob", plural(k, "file", "files"))
+		switch k := countBelow(files, d); {
+		case k == 1:
+			what = "its one file is listed in .indexignore or holds no blob"
+		case k > 1:
+			what = fmt.Sprintf("its %d files are listed in .indexignore or hold no blob", k)
 		}
 		out = append(out, Finding{Severity: o.Levels[CodeDirectoryEmpty], Code: CodeDirectoryEmpty, File: at(d), ref: -1,
 			Message: fmt.Sprintf("directory %s holds no blob: %s", at(d), what),

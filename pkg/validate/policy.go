@@ -355,6 +355,21 @@ func levelName(l Level) string {
 	return "a warning"
 }
 
+// Name names the policy: the last one applied, and those it starts from.
+func (p *Policy) Name() string {
+	n := len(p.Names)
+	if n == 0 {
+		return ""
+	}
+	name := p.Names[n-1]
+	if n > 1 {
+		base := slices.Clone(p.Names[:n-1])
+		slices.Reverse(base)
+		name += " (starts from " + strings.Join(base, ", ") + ")"
+	}
+	return name
+}
+
 // RuleOptions returns the options of the rules that are not release gate
 // rules: every warning an error (strict), the rules made errors, the
 // rules ignored.
@@ -422,7 +437,7 @@ func (p *Policy) Gate(target *ocpversion.Version, from string) (*GateOptions, er
 	if _, set := p.Levels[CodeGateNotChecked]; !set {
 		levels[CodeGateNotChecked] = SeverityWarning
 	}
-	o := &GateOptions{Levels: levels, Target: target, TargetFrom: from, Policy: strings.Join(p.Names, " < "),
+	o := &GateOptions{Levels: levels, Target: target, TargetFrom: from, Policy: p.Name(),
 		BundleRegistries: p.Allow.BundleRegistries, RelatedImageRegistries: p.Allow.RelatedImageRegistries, Kinds: p.Allow.Kinds}
 	if o.on(CodeBundleImageRegistry) && len(o.BundleRegistries) == 0 {
 		return nil, fmt.Errorf("rule %s is on, but the policy allows no registry: give allow.bundleRegistries", CodeBundleImageRegistry)

@@ -63,6 +63,16 @@ func resolvePolicy(opts Options, cfg *validate.Config) (*validate.Policy, error)
 	return validate.ResolvePolicy(layers)
 }
 
+// ReadPolicy reads a release policy, a preset or a file, and those it
+// starts from: opm catalog diff reads its pre-release channels.
+func ReadPolicy(name string) (*validate.Policy, error) {
+	layers, err := validate.LoadPolicy(name, readPolicyFile)
+	if err != nil {
+		return nil, err
+	}
+	return validate.ResolvePolicy(layers)
+}
+
 // readPolicyFile reads a policy file given on the command line (or named
 // by one): a regular file, bounded.
 func readPolicyFile(file string) ([]byte, error) {
