@@ -252,7 +252,7 @@ func (g *group) imageChecks(o *GateOptions, b *declcfg.Bundle, at blobID) []Find
 		}
 		if o.on(digestCode) && !pinned(ref) {
 			out = append(out, g.gateFinding(o, digestCode, at, path, b.Package, "", b.Name,
-				"refer to the image by digest (@sha256:...), so that what was tested is what is installed; opm alpha render-template and most build tools can pin references",
+				"refer to the image by digest (image@sha256:...), so that what was tested is what clusters install",
 				"%s %q of bundle %q is not pinned by digest", what, ref, b.Name))
 		}
 		if o.on(registryCode) && !allowedRegistry(ref, allowed) {

@@ -228,8 +228,12 @@ func (g *group) targetChecks(o *GateOptions) []Finding {
 					}
 				}
 				if len(bad) > 0 {
+					verb := "ships"
+					if len(bad) > 1 {
+						verb = "ship"
+					}
 					add(CodeMinKubeConflict, gb.minKubePath, "raise the lower end of com.redhat.openshift.versions, or lower minKubeVersion",
-						"bundle %q claims OpenShift %s but requires Kubernetes %s (minKubeVersion %s): OpenShift %s ship an older Kubernetes", b.Name, r, k, gb.minKube, strings.Join(bad, ", "))
+						"bundle %q claims OpenShift %s but requires Kubernetes %s (minKubeVersion %s): OpenShift %s %s an older Kubernetes", b.Name, r, k, gb.minKube, strings.Join(bad, ", "), verb)
 				}
 			}
 		}
