@@ -145,3 +145,24 @@ func TestLabels(t *testing.T) {
 		t.Error("a range names no single target")
 	}
 }
+
+func FuzzParseRange(f *testing.F) {
+	for _, s := range []string{"v4.12", "=v4.12", "v4.12-v4.14", "v4.5,v4.6", ">=4.19", "", "-", "v4.1-", `["v4.18"]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRange(s)
+		if err != nil {
+			return
+		}
+		if r.Max != nil && r.Max.Compare(r.Min) < 0 {
+			t.Fatalf("%q: range %v ends below its start", s, r)
+		}
+		if !r.Contains(r.Min) {
+			t.Fatalf("%q: range %v does not contain its start", s, r)
+		}
+		_ = r.Within(r, Newest)
+		_, _ = FromFBCLabel(s)
+		_, _ = FromVersionsLabel(s)
+	})
+}
