@@ -102,12 +102,12 @@ func readGateBundle(b *declcfg.Bundle, i int, decode bool) *gateBundle {
 			if !decode {
 				continue
 			}
-			var v property.BundleObject
-			if json.Unmarshal(p.Value, &v) != nil {
+			data, ok := property.BundleObjectData(p.Value)
+			if !ok {
 				continue
 			}
 			var h objectHead
-			if json.Unmarshal(v.Data, &h) != nil && yaml.Unmarshal(v.Data, &h) != nil {
+			if json.Unmarshal(data, &h) != nil && yaml.Unmarshal(data, &h) != nil {
 				continue
 			}
 			gb.objects = append(gb.objects, bundleObject{prop: k, head: h})

@@ -12,6 +12,7 @@ import (
 
 	serveaction "github.com/opmkit/opm/pkg/action/serve"
 	"github.com/opmkit/opm/pkg/crd/crdsource"
+	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
 	"github.com/opmkit/opm/pkg/validate"
@@ -29,6 +30,12 @@ type Options struct {
 	Strict bool
 	// SchemaDir holds extra CUE schemas ("" = none).
 	SchemaDir string
+	// Target, when TargetOLMv1, also checks what OLM v1 installs and
+	// upgrades (pkg/olmv1), with the CRD upgrade checks.
+	Target string
+	// FeatureGates set operator-controller's feature gates for the OLM v1
+	// checks (Name=true,Name=false; default: olmv1.Release's defaults).
+	FeatureGates []string
 	// CheckDependencies resolves every channel head's dependencies as OLM
 	// classic would (pkg/validate CheckDependencies).
 	CheckDependencies bool
@@ -145,7 +152,25 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		vopts.Dependencies.Budget = opts.SolverBudget
 	}
-	if opts.CheckCRDUpgrades || opts.PullBundles {
+	switch opts.Target {
+	case "":
+		if len(opts.FeatureGates) > 0 {
+			return nil, &validate.OptionError{Msg: "--olm-v1-feature-gates: only with --target " + TargetOLMv1}
+		}
+	case TargetOLMv1:
+		gates, err := olmv1.ParseGates(opts.FeatureGates)
+		if err != nil {
+			return nil, &validate.OptionError{Msg: "--olm-v1-feature-gates: " + err.Error()}
+		}
+		vopts.OLMv1 = &validate.OLMv1Options{Gates: gates}
+		if opts.PullBundles {
+			p := &manifestPuller{reg: opts.Registry, progress: opts.Registry.Progress}
+			vopts.OLMv1.Pull = p.bundles
+		}
+	default:
+		return nil, &validate.OptionError{Msg: fmt.Sprintf("--target %q: the only target is %s", opts.Target, TargetOLMv1)}
+	}
+	if opts.CheckCRDUpgrades || opts.PullBundles || opts.Target == TargetOLMv1 {
 		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{}
 		if opts.PullBundles {
 			p := &crdsource.Puller{Registry: opts.Registry, Progress: opts.Registry.Progress}
