@@ -100,8 +100,9 @@ type Result struct {
 // A catalog directory is validated one package at a time from an index of
 // its files (see declcfg.Index), so that memory follows the largest
 // package rather than the catalog, and findings are placed at their
-// elements. Rule options come from the command line and from the
-// directory's validate.ConfigFile (unless NoConfig).
+// elements. Rule options come from the policy (Policy, or the one the
+// configuration names), the directory's validate.ConfigFile (unless
+// NoConfig) and the command line, each overriding the previous.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	out := &Result{}
 	vopts := validate.Options{}

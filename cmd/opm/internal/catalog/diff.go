@@ -105,10 +105,10 @@ pipeline).`,
 				Semantics: sem,
 				FailOn:    kinds,
 				Stdin:     ios.In,
+				Registry:  reg,
 
 				PreReleaseChannels: pre,
 				Unreleased:         unrel,
-				Registry:           reg,
 			})
 			if err != nil {
 				return cat.Explain(err)
