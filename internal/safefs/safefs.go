@@ -72,7 +72,7 @@ func (e *TooLargeError) Error() string {
 		return fmt.Sprintf("file size %s is over the limit of %s for %s", FormatSize(e.Size), FormatSize(e.Limit), e.For)
 	}
 	if e.Stdin {
-		return fmt.Sprintf("standard input is larger than the limit of %s on standard input (set with --max-stdin-size)", FormatSize(e.Limit))
+		return fmt.Sprintf("standard input is larger than its limit of %s (set with --max-stdin-size)", FormatSize(e.Limit))
 	}
 	if e.Document {
 		return fmt.Sprintf("a document or value larger than the limit of %s on a single file", FormatSize(e.Limit))
