@@ -67,7 +67,9 @@ func cmdSQLiteDB(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	b, err := io.ReadAll(zr)
 	ts.Check(err)
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+	dst := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
+	ts.Check(os.WriteFile(dst, b, 0o644))
 }
 
 // cmdExits is `exits CODE PROGRAM [ARGS...]`: exec PROGRAM (its stdout and
