@@ -2,6 +2,7 @@ package main
 
 import (
 	"compress/gzip"
+	"database/sql"
 	"errors"
 	"io"
 	"os"
@@ -36,7 +37,7 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("OPM_UPDATE") == "1",
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits, "bounded": cmdBounded, "sqlitedb": cmdSQLiteDB},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits, "bounded": cmdBounded, "sqlitedb": cmdSQLiteDB, "sqlexec": cmdSQLExec},
 		Condition: func(cond string) (bool, error) {
 			if cond == "conformance" {
 				return conformance != "", nil
@@ -70,6 +71,22 @@ func cmdSQLiteDB(ts *testscript.TestScript, neg bool, args []string) {
 	dst := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
 	ts.Check(os.WriteFile(dst, b, 0o644))
+}
+
+// cmdSQLExec is `sqlexec FILE STATEMENT...`: run the statements on the
+// SQLite database FILE, as whoever crafted a hostile one would.
+func cmdSQLExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: sqlexec FILE STATEMENT...")
+	}
+	db, err := sql.Open("sqlite", "file:"+ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer db.Close()
+	for _, s := range args[1:] {
+		if _, err := db.Exec(s); err != nil {
+			ts.Fatalf("%s: %v", s, err)
+		}
+	}
 }
 
 // cmdExits is `exits CODE PROGRAM [ARGS...]`: exec PROGRAM (its stdout and

@@ -481,20 +481,8 @@ func stepReplacesSkips(ctx context.Context, tx *sql.Tx) error {
 	if err := execAll(ctx, tx,
 		`ALTER TABLE operatorbundle ADD COLUMN replaces TEXT`,
 		`ALTER TABLE operatorbundle ADD COLUMN skips TEXT`,
-		`CREATE TRIGGER api_provider_cleanup AFTER DELETE ON api_provider
-		WHEN NOT EXISTS (SELECT 1 FROM api_provider JOIN api_requirer WHERE
-			(api_provider.group_name = OLD.group_name AND api_provider.version = OLD.version AND api_provider.kind = OLD.kind) OR
-			(api_requirer.group_name = OLD.group_name AND api_requirer.version = OLD.version AND api_requirer.kind = OLD.kind))
-		BEGIN
-			DELETE FROM api WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind;
-		END`,
-		`CREATE TRIGGER api_requirer_cleanup AFTER DELETE ON api_requirer
-		WHEN NOT EXISTS (SELECT 1 FROM api_provider JOIN api_requirer WHERE
-			(api_provider.group_name = OLD.group_name AND api_provider.version = OLD.version AND api_provider.kind = OLD.kind) OR
-			(api_requirer.group_name = OLD.group_name AND api_requirer.version = OLD.version AND api_requirer.kind = OLD.kind))
-		BEGIN
-			DELETE FROM api WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind;
-		END`,
+		cleanupTriggers["api_provider_cleanup"],
+		cleanupTriggers["api_requirer_cleanup"],
 	); err != nil {
 		return err
 	}
@@ -661,4 +649,24 @@ func stepDeprecated(ctx context.Context, tx *sql.Tx) error {
 func stepDropStaleDeprecations(ctx context.Context, tx *sql.Tx) error {
 	return execAll(ctx, tx, `DELETE FROM deprecated WHERE operatorbundle_name NOT IN
 		(SELECT DISTINCT d.operatorbundle_name FROM deprecated d INNER JOIN operatorbundle b ON d.operatorbundle_name = b.name)`)
+}
+
+// cleanupTriggers are the triggers of upstream's schema (migration 7), by
+// name: a database's own are replaced by these before anything is written
+// (see checkSchema).
+var cleanupTriggers = map[string]string{
+	"api_provider_cleanup": `CREATE TRIGGER api_provider_cleanup AFTER DELETE ON api_provider
+		WHEN NOT EXISTS (SELECT 1 FROM api_provider JOIN api_requirer WHERE
+			(api_provider.group_name = OLD.group_name AND api_provider.version = OLD.version AND api_provider.kind = OLD.kind) OR
+			(api_requirer.group_name = OLD.group_name AND api_requirer.version = OLD.version AND api_requirer.kind = OLD.kind))
+		BEGIN
+			DELETE FROM api WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind;
+		END`,
+	"api_requirer_cleanup": `CREATE TRIGGER api_requirer_cleanup AFTER DELETE ON api_requirer
+		WHEN NOT EXISTS (SELECT 1 FROM api_provider JOIN api_requirer WHERE
+			(api_provider.group_name = OLD.group_name AND api_provider.version = OLD.version AND api_provider.kind = OLD.kind) OR
+			(api_requirer.group_name = OLD.group_name AND api_requirer.version = OLD.version AND api_requirer.kind = OLD.kind))
+		BEGIN
+			DELETE FROM api WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind;
+		END`,
 }

@@ -158,6 +158,44 @@ func (d *DB) open(ctx context.Context, f *os.File) error {
 		return corrupt(ctx, err)
 	}
 	d.version = v
+	return checkSchema(ctx, db)
+}
+
+// checkSchema refuses what upstream's schema never has and a crafted file
+// could use to run SQL of its own while the copy is read or migrated:
+// views (a query over one can run without end, or sort without bound) and
+// triggers other than upstream's two cleanup triggers, which are replaced
+// by upstream's own text.
+func checkSchema(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') ORDER BY name`)
+	if err != nil {
+		return corrupt(ctx, err)
+	}
+	var triggers []string
+	for rows.Next() {
+		var typ, name string
+		if err := rows.Scan(&typ, &name); err != nil {
+			rows.Close()
+			return corrupt(ctx, err)
+		}
+		if _, ok := cleanupTriggers[name]; typ == "view" || !ok {
+			rows.Close()
+			return fmt.Errorf("the database has a %s %q, which upstream's index schema never has", typ, name)
+		}
+		triggers = append(triggers, name)
+	}
+	if err := rows.Err(); err != nil {
+		return corrupt(ctx, err)
+	}
+	rows.Close()
+	for _, name := range triggers {
+		if _, err := db.ExecContext(ctx, `DROP TRIGGER "`+name+`"`); err != nil {
+			return corrupt(ctx, err)
+		}
+		if _, err := db.ExecContext(ctx, cleanupTriggers[name]); err != nil {
+			return fmt.Errorf("the database's trigger %s cannot be upstream's: %w", name, err)
+		}
+	}
 	return nil
 }
 

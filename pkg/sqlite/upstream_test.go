@@ -91,7 +91,7 @@ func dbFile(t *testing.T, name string) string {
 
 // readFile reads path, or path.gz decompressed when only that exists; a
 // .gz path is decompressed.
-func readFile(t *testing.T, path string) []byte {
+func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	if !strings.HasSuffix(path, ".gz") {
 		if b, err := os.ReadFile(path); err == nil {
