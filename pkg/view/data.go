@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -77,16 +78,32 @@ type BundleRow struct {
 }
 
 // catalogData builds the catalog page's data.
-func (s *Server) catalogData(c *Catalog, q string) *CatalogData {
+func (s *Server) catalogData(ctx context.Context, c *Catalog, q string) *CatalogData {
 	out := &CatalogData{Source: c.Source, Query: q, Total: len(c.names), Packages: []PackageRow{}}
-	for _, n := range c.names {
-		row := s.packageRow(c, c.pkg(n))
-		if q != "" && !match(q, append([]string{row.Name, row.DisplayName, row.Provider}, row.Keywords...)...) {
-			continue
+	rows, hay := s.packageRows(c)
+	words := searchWords(q)
+	for i, row := range rows {
+		if i%256 == 0 && canceled(ctx) {
+			break
 		}
-		out.Packages = append(out.Packages, row)
+		if match(hay[i], words) {
+			out.Packages = append(out.Packages, row)
+		}
 	}
 	return out
+}
+
+// packageRows returns the rows of the catalog's packages, by name, and
+// the text the search looks in for each, computed once.
+func (s *Server) packageRows(c *Catalog) ([]PackageRow, []string) {
+	c.rowsOnce.Do(func() {
+		for _, n := range c.names {
+			row := s.packageRow(c, c.pkg(n))
+			c.rows = append(c.rows, row)
+			c.hay = append(c.hay, searchText(append([]string{row.Name, row.DisplayName, row.Provider}, row.Keywords...)...))
+		}
+	})
+	return c.rows, c.hay
 }
 
 func (s *Server) packageRow(c *Catalog, p *pkgIndex) PackageRow {
@@ -116,7 +133,7 @@ func (s *Server) packageRow(c *Catalog, p *pkgIndex) PackageRow {
 }
 
 // packageData builds the package page's data.
-func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
+func (s *Server) packageData(ctx context.Context, c *Catalog, p *pkgIndex) *PackageData {
 	out := &PackageData{PackageRow: s.packageRow(c, p), ChannelRows: []ChannelRow{}, BundleRows: []BundleRow{}}
 	if p.blob != nil && p.blob.Description != "" {
 		out.Description, out.DescriptionFrom = p.blob.Description, "olm.package"
@@ -126,6 +143,9 @@ func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
 		}
 	}
 	for _, ch := range p.graph.Channels {
+		if canceled(ctx) {
+			break
+		}
 		row := ChannelRow{Name: ch.Name, Default: ch.Name == out.DefaultChannel, Head: ch.Head, Entries: len(ch.Entries), Edges: ch.EdgeCount(graph.MaxEdges)}
 		if n := p.graph.Nodes[ch.Head]; n != nil {
 			row.HeadVersion = n.VersionString()

@@ -242,6 +242,41 @@ func TestDenseGraphBounds(t *testing.T) {
 	}
 }
 
+// TestQueryBounds: a search of 30,000 words (7.6 s a request, before) and
+// a query string of megabytes are refused at once, saying why; repeated
+// channels draw the union once.
+func TestQueryBounds(t *testing.T) {
+	s := newServer(t, nil, example)
+	words := strings.TrimSpace(strings.Repeat("a ", 30000))
+	for _, tc := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/?q=" + strings.ReplaceAll(words, " ", "+"), http.StatusRequestURITooLong, "bytes: at most 4096 are read"},
+		{"/api/?q=" + strings.Repeat("cache+", 50), http.StatusBadRequest, "at most 256"},
+		{"/api/packages/cache-operator/path?from=" + strings.Repeat("1", 5000), http.StatusRequestURITooLong, "at most 4096 are read"},
+		{"/api/?q=cache+cache+operator", http.StatusOK, `"name": "cache-operator"`},
+	} {
+		resp := get(t, s, "", tc.path)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.want) {
+			t.Errorf("GET %.60s...: %d, want %d with %q: %.300s", tc.path, resp.StatusCode, tc.code, tc.want, body)
+		}
+	}
+	var one, many view.GraphData
+	getInto := func(path string, v any) {
+		if err := json.NewDecoder(get(t, s, "", path).Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	getInto("/api/packages/cache-operator/graph?channel=fast", &one)
+	getInto("/api/packages/cache-operator/graph?"+strings.TrimSuffix(strings.Repeat("channel=fast&", 300), "&"), &many)
+	if len(many.Channels) != 1 || len(many.Edges) != len(one.Edges) {
+		t.Errorf("channel=fast 300 times: channels %v, %d edges; once: %d edges", many.Channels, len(many.Edges), len(one.Edges))
+	}
+}
+
 func TestDiffPages(t *testing.T) {
 	s := newServer(t, nil, example, writeNewExample(t))
 	for path, code := range map[string]int{
