@@ -32,7 +32,7 @@ type DiffGraphData struct {
 
 func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 	old, cur := s.oldNew()
-	name, chName := r.PathValue("pkg"), r.PathValue("ch")
+	name, chName := pathValue(r, "pkg"), pathValue(r, "ch")
 	op, np := old.pkg(name), cur.pkg(name)
 	if op == nil && np == nil {
 		return nil, unknown(suggest.Unknown("package", name, "in either catalog", append(slices.Clone(old.names), cur.names...)))
@@ -85,7 +85,7 @@ func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 		d.Nodes[i].Lost = lost[d.Nodes[i].Name]
 	}
 	pg := &page{Title: "diff: " + name + " / " + chName, Data: d}
-	pg.Crumbs = []crumb{{"diff", "/"}, {name + " / " + chName, r.URL.Path}}
+	pg.Crumbs = []crumb{{"diff", "/"}, {name + " / " + chName, r.URL.EscapedPath()}}
 	pg.Graph = "/api" + r.URL.RequestURI()
 	pg.Bundles = s.url(cur, "packages", name, "bundles") + "/"
 	pg.OldBundles = s.url(old, "packages", name, "bundles") + "/"

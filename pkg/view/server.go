@@ -258,7 +258,7 @@ func (s *Server) url(c *Catalog, segs ...string) string {
 	b.WriteString(c.prefix)
 	for _, sg := range segs {
 		b.WriteByte('/')
-		b.WriteString(url.PathEscape(sg))
+		b.WriteString(pathSegment(sg))
 	}
 	if len(segs) == 0 {
 		b.WriteByte('/')
@@ -282,7 +282,7 @@ func (s *Server) catalogCrumbs(c *Catalog) []crumb {
 }
 
 func (s *Server) lookupPkg(c *Catalog, r *http.Request) (*pkgIndex, error) {
-	name := r.PathValue("pkg")
+	name := pathValue(r, "pkg")
 	p := c.pkg(name)
 	if p == nil {
 		return nil, unknown(suggest.Unknown("package", name, "in "+c.Source, c.names))
@@ -346,7 +346,7 @@ func (s *Server) channelPage(c *Catalog, r *http.Request) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := r.PathValue("ch")
+	name := pathValue(r, "ch")
 	ch := p.graph.Channel(name)
 	if ch == nil {
 		return nil, unknown(p.graph.UnknownChannel(name))
@@ -401,7 +401,7 @@ func (s *Server) bundlePage(c *Catalog, r *http.Request) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := r.PathValue("bundle")
+	name := pathValue(r, "bundle")
 	d, ok := bundleData(p, name)
 	if !ok {
 		return nil, unknown(p.graph.UnknownBundle(name))
@@ -521,6 +521,36 @@ func (s *Server) icon(c *Catalog, w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "private, max-age=300")
 	h.Set("Content-Length", strconv.Itoa(len(p.blob.Icon.Data)))
 	_, _ = w.Write(p.blob.Icon.Data)
+}
+
+// A name is a path segment of the pages' URLs. Browsers resolve the
+// segments "." and ".." (and "%2E", "%2E%2E": they are the same to a URL
+// parser) before asking, so /packages/.. would open the start page. Such
+// names are written with "~2E" for each dot, and a leading "~" of another
+// name as "~7E", so that every name has one segment and reads back;
+// app.js writes the graph's links alike.
+
+// pathSegment is name as one escaped path segment.
+func pathSegment(name string) string {
+	switch {
+	case name == "." || name == "..":
+		return strings.Repeat("~2E", len(name))
+	case strings.HasPrefix(name, "~"):
+		name = "~7E" + name[1:]
+	}
+	return url.PathEscape(name)
+}
+
+// pathValue is the name a path segment of r holds (see pathSegment).
+func pathValue(r *http.Request, key string) string {
+	v := r.PathValue(key)
+	switch {
+	case v == "~2E" || v == "~2E~2E":
+		return strings.Repeat(".", len(v)/3)
+	case strings.HasPrefix(v, "~7E"):
+		return "~" + v[3:]
+	}
+	return v
 }
 
 // LoopbackHosts returns the Host header values a browser sends for a

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -295,5 +297,72 @@ func TestDiffPages(t *testing.T) {
 	}
 	if len(d.Lost) != 1 || d.Lost[0].From.Name != "web-console.v2.1.0" {
 		t.Errorf("lost paths %+v", d.Lost)
+	}
+}
+
+// writeDotNames writes a catalog whose package, channel and bundles are
+// named ".", ".." and "~x", with a description holding an aligned table.
+func writeDotNames(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	bundle := func(name, version string) map[string]any {
+		return map[string]any{"schema": "olm.bundle", "package": "..", "name": name, "image": "example.com/dots:" + version,
+			"properties": []map[string]any{{"type": "olm.package", "value": map[string]any{"packageName": "..", "version": version}}}}
+	}
+	for _, v := range []any{
+		map[string]any{"schema": "olm.package", "name": "..", "defaultChannel": ".",
+			"description": "| left | center | right |\n|:-----|:------:|------:|\n| a | b | c |\n"},
+		map[string]any{"schema": "olm.channel", "package": "..", "name": ".", "entries": []map[string]any{
+			{"name": "."}, {"name": "..", "replaces": "."}, {"name": "~x", "replaces": ".."}}},
+		bundle(".", "1.0.0"), bundle("..", "1.1.0"), bundle("~x", "1.2.0"),
+	} {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDotNames: names "." and ".." link to their own pages, not to the
+// start page a browser would resolve /packages/.. to; "~2E" stands for
+// each dot, a leading "~" of another name is "~7E".
+func TestDotNames(t *testing.T) {
+	s := newServer(t, nil, writeDotNames(t))
+	body, _ := io.ReadAll(get(t, s, "", "/").Body)
+	if !bytes.Contains(body, []byte(`href="/packages/~2E~2E"`)) {
+		t.Errorf("the catalog page does not link the package \"..\" as /packages/~2E~2E")
+	}
+	for _, tc := range []struct{ path, title, link string }{
+		{"/packages/~2E~2E", "<title>.. · opm view</title>", `href="/packages/~2E~2E/channels/~2E"`},
+		{"/packages/~2E~2E/channels/~2E", "<title>.. / . · opm view</title>", `data-bundles="/packages/~2E~2E/bundles/"`},
+		{"/packages/~2E~2E/bundles/~2E~2E", "<title>.. · opm view</title>", `href="/packages/~2E~2E/channels/~2E"`},
+		{"/packages/~2E~2E/bundles/~2E", "<title>. · opm view</title>", ""},
+		{"/packages/~2E~2E/bundles/~7Ex", "<title>~x · opm view</title>", ""},
+	} {
+		resp := get(t, s, "", tc.path)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(tc.title)) || !bytes.Contains(body, []byte(tc.link)) {
+			t.Errorf("GET %s: %d, want %s and %s in it", tc.path, resp.StatusCode, tc.title, tc.link)
+		}
+		for _, bad := range []string{`href="/packages/.."`, `href="/packages/../`, `/bundles/.."`, `/channels/."`} {
+			if bytes.Contains(body, []byte(bad)) {
+				t.Errorf("GET %s: a link %s", tc.path, bad)
+			}
+		}
+	}
+	// The package page's bundle list and the aligned table.
+	body, _ = io.ReadAll(get(t, s, "", "/packages/~2E~2E").Body)
+	for _, want := range []string{`href="/packages/~2E~2E/bundles/~7Ex"`, `<th class="align-center">center</th>`, `<td class="align-right">c</td>`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("the package page lacks %s", want)
+		}
+	}
+	if bytes.Contains(body, []byte(" style=")) {
+		t.Errorf("the package page has a style attribute, which its CSP refuses")
 	}
 }

@@ -74,6 +74,15 @@
     return s.slice(0, lo) + "…";
   }
 
+  // pathSegment writes a name as one path segment, as the server does
+  // (server.go): "." and ".." with "~2E" for each dot (browsers resolve
+  // dot segments, escaped or not), a leading "~" as "~7E".
+  function pathSegment(name) {
+    if (name === "." || name === "..") return name.replace(/\./g, "~2E");
+    if (name.charAt(0) === "~") name = "~7E" + name.slice(1);
+    return encodeURIComponent(name);
+  }
+
   function fetchJSON(url) {
     return fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" }).then(function (r) {
       return r.json().then(function (j) {
@@ -190,7 +199,7 @@
       var cls = "node" + (n.head ? " head" : "") + (n.deprecated ? " deprecated" : "") + (n.skipped ? " skipped" : "") +
         (n.stranded ? " stranded" : "") + (n.bundle ? "" : " phantom") + (n.blocks ? " blocks" : "") +
         (n.diff ? " diff-" + n.diff : "") + (n.lost ? " lost" : "") + (onPath[n.name] ? " on-path" : "") + (n.name === start ? " start" : "");
-      var a = n.bundle ? el("a", { href: base + encodeURIComponent(n.name) }, nodeLayer) : nodeLayer;
+      var a = n.bundle ? el("a", { href: base + pathSegment(n.name) }, nodeLayer) : nodeLayer;
       var grp = el("g", { "class": cls, transform: "translate(" + x + "," + y + ")", "data-name": n.name }, a);
       el("rect", { width: w, height: NODE_H, rx: 7, ry: 7 }, grp);
       var t1 = el("text", { x: w / 2, y: 17, "class": "name" }, grp);
