@@ -28,6 +28,31 @@ type DiffGraphData struct {
 	Old  string             `json:"old"`
 	New  string             `json:"new"`
 	Lost []compose.LostPath `json:"lostPaths"`
+	// LostGroups are the lost paths by reason, for the page: a removed
+	// entry often strands many bundles for one reason.
+	LostGroups []LostGroup `json:"-"`
+}
+
+// LostGroup is the bundles that lost their upgrade path for one reason.
+type LostGroup struct {
+	Reason string
+	From   []compose.BundleRef
+}
+
+// groupLost groups lost paths by reason, in the order reasons first come.
+func groupLost(lost []compose.LostPath) []LostGroup {
+	var out []LostGroup
+	at := map[string]int{}
+	for _, lp := range lost {
+		i, ok := at[lp.Reason]
+		if !ok {
+			i = len(out)
+			at[lp.Reason] = i
+			out = append(out, LostGroup{Reason: lp.Reason})
+		}
+		out[i].From = append(out[i].From, lp.From)
+	}
+	return out
 }
 
 func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
@@ -77,6 +102,7 @@ func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 			}
 		}
 	}
+	d.LostGroups = groupLost(d.Lost)
 	lost := map[string]string{}
 	for _, lp := range d.Lost {
 		lost[lp.From.Name] = lp.Reason
