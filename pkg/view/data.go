@@ -245,6 +245,9 @@ type CSVData struct {
 	Links          []csvtypes.AppLink    `json:"links,omitempty"`
 	InstallModes   []string              `json:"installModes,omitempty"`
 	From           string                `json:"from"` // olm.csv.metadata or olm.bundle.object
+	// ShowSummary: the page shows the summary above the description, as
+	// the description does not already say it.
+	ShowSummary bool `json:"-"`
 }
 
 // API is a provided or required API: a GVK, with the CRD's display name
@@ -328,6 +331,8 @@ func bundleData(p *pkgIndex, name string) (*BundleData, bool) {
 		out.CSV = &CSVData{DisplayName: m.DisplayName, Description: m.Description, Summary: m.Annotations["description"],
 			Provider: m.Provider.Name, ProviderURL: m.Provider.URL, Maturity: m.Maturity, MinKubeVersion: m.MinKubeVersion,
 			Capabilities: m.Annotations["capabilities"], Keywords: m.Keywords, Maintainers: m.Maintainers, Links: m.Links, From: m.from}
+		words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+		out.CSV.ShowSummary = out.CSV.Summary != "" && !strings.Contains(words(m.Description), words(out.CSV.Summary))
 		for _, im := range m.InstallModes {
 			if im.Supported {
 				out.CSV.InstallModes = append(out.CSV.InstallModes, im.Type)
@@ -363,6 +368,10 @@ func bundleData(p *pkgIndex, name string) (*BundleData, bool) {
 			}
 		case property.TypeBundleObject:
 			row.Summary = objectSummary(pr.Value)
+		case property.TypeCSVMetadata:
+			if m != nil && m.from == property.TypeCSVMetadata {
+				row.Summary = fmt.Sprintf("the CSV metadata this page shows (%d bytes; in full by `opm render`)", len(pr.Value))
+			}
 		}
 		if row.Summary == "" {
 			if len(pr.Value) <= maxPropertyShown {

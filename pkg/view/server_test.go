@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -364,5 +365,35 @@ func TestDotNames(t *testing.T) {
 	}
 	if bytes.Contains(body, []byte(" style=")) {
 		t.Errorf("the package page has a style attribute, which its CSP refuses")
+	}
+}
+
+// TestBundleDescriptionOnce: a bundle page says its description once: not
+// again as a summary the description holds already (quay), nor in the
+// olm.csv.metadata property shown in full (rabbitmq).
+func TestBundleDescriptionOnce(t *testing.T) {
+	s := newServer(t, nil, conformance(t, "community-operators-prod-v4.20"))
+	for _, tc := range []struct{ page, summary string }{
+		{"/packages/project-quay/bundles/quay-operator.v3.17.3", ""},
+		{"/packages/rabbitmq-cluster-operator/bundles/rabbitmq-cluster-operator.v2.22.3", "the CSV metadata this page shows"},
+	} {
+		var d view.BundleData
+		if err := json.NewDecoder(get(t, s, "", "/api"+tc.page).Body).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.CSV == nil || d.CSV.Description == "" || (tc.summary == "" && d.CSV.Summary == "") {
+			t.Fatalf("%s: no description or summary", tc.page)
+		}
+		body, _ := io.ReadAll(get(t, s, "", tc.page).Body)
+		text := strings.Join(strings.Fields(string(body)), " ")
+		summary := template.HTMLEscapeString(strings.Join(strings.Fields(d.CSV.Summary), " "))
+		if strings.Contains(strings.Join(strings.Fields(d.CSV.Description), " "), strings.Join(strings.Fields(d.CSV.Summary), " ")) && strings.Contains(text, `<p class="lead">`+summary) {
+			t.Errorf("%s: the summary is shown above a description that holds it", tc.page)
+		}
+		for _, p := range d.Properties {
+			if p.Type == "olm.csv.metadata" && (p.Value != "" || !strings.Contains(p.Summary, tc.summary)) {
+				t.Errorf("%s: olm.csv.metadata shown as %q / %q", tc.page, p.Value, p.Summary)
+			}
+		}
 	}
 }
