@@ -482,8 +482,9 @@ func (s *Server) pathPage(c *Catalog, r *http.Request) (*page, error) {
 			d.Cluster = &j.Operators[0]
 		}
 	}
-	// The graph drawn beside the steps: the path's channels.
-	gq := url.Values{"semantics": {pq.Semantics}}
+	// The graph drawn beside the steps: the path's channels, as many of
+	// their nodes as a graph holds (a path starts at an old version).
+	gq := url.Values{"semantics": {pq.Semantics}, "limit": {strconv.Itoa(MaxNodeLimit)}}
 	seen := map[string]bool{}
 	for _, p := range res.Paths {
 		for _, ch := range p.Channels {
