@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -229,14 +228,7 @@ func (l *locator) lineStart(n int) int {
 // byteColumn turns a character column of line (1-based) into a byte
 // column.
 func (l *locator) byteColumn(line, col int) int {
-	doc := l.t.data
-	start := l.lineStart(line)
-	b := start
-	for c := 1; c < col && b < len(doc) && doc[b] != '\n'; c++ {
-		_, size := utf8.DecodeRune(doc[b:])
-		b += size
-	}
-	return b - start + 1
+	return docpath.ByteColumn(l.t.data[l.lineStart(line):], 1, col)
 }
 
 // lineCol returns the 1-based line and byte column of offset off in the
