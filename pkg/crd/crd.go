@@ -64,6 +64,9 @@ type CRD struct {
 
 	// hash identifies the CRD's content (all versions, scope, conversion).
 	hash uint64
+	// byName indexes Versions (spec.versions is unbounded but for the
+	// node limit: a lookup must not be a scan).
+	byName map[string]*Version
 }
 
 // Version is one entry of spec.versions.
@@ -85,12 +88,7 @@ type Version struct {
 
 // Version returns the version called name, or nil.
 func (c *CRD) Version(name string) *Version {
-	for _, v := range c.Versions {
-		if v.Name == name {
-			return v
-		}
-	}
-	return nil
+	return c.byName[name]
 }
 
 // StorageVersion returns the name of the version marked storage ("" when
@@ -219,7 +217,7 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 		if v.Name == "" {
 			return nil, fmt.Errorf("CRD %s: spec.versions[%d] has no name", c.Name, i)
 		}
-		if c.Version(v.Name) != nil {
+		if c.byName[v.Name] != nil {
 			return nil, fmt.Errorf("CRD %s: version %q listed twice", c.Name, v.Name)
 		}
 		v.Served, _ = vm["served"].(bool)
@@ -244,6 +242,10 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 		}
 		v.Schema = s
 		c.Versions = append(c.Versions, v)
+		if c.byName == nil {
+			c.byName = map[string]*Version{}
+		}
+		c.byName[v.Name] = v
 	}
 	if len(c.Versions) == 0 && c.V1beta1 {
 		name, _ := spec["version"].(string)
@@ -255,6 +257,7 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 			return nil, err
 		}
 		c.Versions = []*Version{{Name: name, Served: true, Storage: true, Schema: s, Index: -1, SchemaPath: "spec.validation.openAPIV3Schema"}}
+		c.byName = map[string]*Version{name: c.Versions[0]}
 	}
 	if len(c.Versions) == 0 {
 		return nil, fmt.Errorf("CRD %s: no versions", c.Name)

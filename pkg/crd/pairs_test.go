@@ -21,7 +21,7 @@ import (
 // the rules the script's expected output names, and that every rule has
 // an unsafe pair and a safe counterpart (NAME and NAME-safe).
 
-var ruleLine = regexp.MustCompile(`^[^ ]+:\d+:\d+: ([a-z-]+): CRD `)
+var ruleLine = regexp.MustCompile(`^(?:[^ ]+:\d+:\d+: )?([a-z-]+)(?: \(warning\))?: `)
 
 func loadPair(t *testing.T, files map[string][]byte, dir string) (old, new *crd.Bundle) {
 	t.Helper()

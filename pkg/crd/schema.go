@@ -35,7 +35,10 @@ type Schema struct {
 	// dependencies entries that are booleans or string lists are here too.
 	kw map[string]string
 
-	Properties           map[string]*Schema
+	Properties map[string]*Schema
+	// propKeys are the names of Properties, sorted (nodes are compared
+	// many times: served pairs, bundle pairs).
+	propKeys             []string
 	Items                *Schema   // items: a schema
 	ItemsList            []*Schema // items: a list of schemas
 	AdditionalProperties *Schema   // additionalProperties: a schema
@@ -71,6 +74,7 @@ type Schema struct {
 	pattern   string
 	format    string
 	patternRE *patternCache
+	enumIx    *enumIndex // the enum as a set, for the validator
 }
 
 // Numeric keywords, in the order of Schema.num.
@@ -194,6 +198,7 @@ func (b *schemaBuilder) build(v any, path *buildPath, depth int) (*Schema, error
 		switch k {
 		case "properties":
 			s.Properties, err = subMap(k, x)
+			s.propKeys = slices.Sorted(maps.Keys(s.Properties))
 		case "patternProperties":
 			s.PatternProperties, err = subMap(k, x)
 		case "definitions":
@@ -322,6 +327,7 @@ func (s *Schema) parseKeywords(m map[string]any) error {
 		for _, x := range l {
 			s.enum = append(s.enum, canonical(x))
 		}
+		s.enumIx = &enumIndex{}
 	}
 	switch r := m["required"].(type) {
 	case []any:

@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/crd/crdsource"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
@@ -50,6 +51,9 @@ type Options struct {
 	WriteBaseline string
 	// NoConfig skips the catalog directory's validate.ConfigFile.
 	NoConfig bool
+	// OLM aims the CRD upgrade checks at one OLM (crd.ParseOLM; 0:
+	// both).
+	OLM crd.Refusal
 	// CheckCRDUpgrades checks the CRDs of every upgrade edge (pkg/crd)
 	// of the bundles that carry olm.bundle.object properties.
 	CheckCRDUpgrades bool
@@ -124,7 +128,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		vopts.Dependencies.Budget = opts.SolverBudget
 	}
 	if opts.CheckCRDUpgrades || opts.PullBundles {
-		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{}
+		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{OLM: opts.OLM}
 		if opts.PullBundles {
 			p := &crdsource.Puller{Registry: opts.Registry, Progress: opts.Registry.Progress}
 			vopts.CRDUpgrades.Pull = p.Bundles
