@@ -88,7 +88,7 @@ type Object struct {
 // CRDs of one name are errors naming the bundle. cache (may be nil)
 // shares the CRDs of identical manifests between bundles; it is not used
 // for objects with a Source.
-func NewBundle(name string, objs []Object, cache *Cache) (*Bundle, error) {
+func NewBundle(ctx context.Context, name string, objs []Object, cache *Cache) (*Bundle, error) {
 	b := &Bundle{Name: name}
 	var sources []*Source // of b.CRDs, for errors
 	for _, o := range objs {
@@ -98,9 +98,9 @@ func NewBundle(name string, objs []Object, cache *Cache) (*Bundle, error) {
 			var c *CRD
 			var err error
 			if o.Source == nil {
-				c, err = cache.parse(o.JSON)
+				c, err = cache.parse(ctx, o.JSON)
 			} else {
-				c, err = Parse(o.JSON)
+				c, err = parse(ctx, o.JSON, nil)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("bundle %s: %s%w", name, where(o.Source), err)
@@ -186,7 +186,7 @@ func parseExamples(text string) ([]Example, error) {
 // FromDeclcfg gathers the CRDs and examples of a catalog's bundle from its
 // olm.bundle.object properties. ok is false when the bundle has none (a
 // bundle carrying olm.csv.metadata only, whose CRDs are in its image).
-func FromDeclcfg(b *declcfg.Bundle, cache *Cache) (bundle *Bundle, ok bool, err error) {
+func FromDeclcfg(ctx context.Context, b *declcfg.Bundle, cache *Cache) (bundle *Bundle, ok bool, err error) {
 	var objs []Object
 	for i, p := range b.Properties {
 		if p.Type != property.TypeBundleObject {
@@ -201,7 +201,7 @@ func FromDeclcfg(b *declcfg.Bundle, cache *Cache) (bundle *Bundle, ok bool, err 
 	if len(objs) == 0 {
 		return nil, false, nil
 	}
-	out, err := NewBundle(b.Name, objs, cache)
+	out, err := NewBundle(ctx, b.Name, objs, cache)
 	if err != nil {
 		return nil, false, err
 	}
@@ -247,7 +247,7 @@ func (r *BundleReport) Refused() Refusal {
 // them on reading) that fails the new one is example-invalid. Examples
 // that cannot be checked (see checkExamples) are examples-not-checked.
 func CompareBundles(ctx context.Context, old, new *Bundle) (*BundleReport, error) {
-	r, _, err := compareBundles(ctx, old, new, MaxCheckSteps)
+	r, _, err := compareBundles(ctx, old, new, limits.checkSteps)
 	return r, err
 }
 
@@ -297,10 +297,10 @@ func compareBundles(ctx context.Context, old, new *Bundle, budget int) (*BundleR
 				Message: fmt.Sprintf("%s ships the new CRD %s", new.Name, nc.Name)})
 		}
 	}
-	if steps >= budget {
+	if steps >= budget && strings.TrimSpace(old.examples) != "" && crdsChanged(old, new) {
 		r.Changes = append(r.Changes, Change{Rule: RuleLimitReached,
 			Message: fmt.Sprintf("the examples of %s were not checked: the check stopped after %d steps (the limit)", old.Name, budget)})
-	} else {
+	} else if steps < budget {
 		ex, exSteps, err := checkExamples(ctx, old, new)
 		if err != nil {
 			return nil, 0, err
@@ -330,7 +330,7 @@ func checkExamples(ctx context.Context, old, new *Bundle) ([]Change, int, error)
 			Message: fmt.Sprintf("the examples of %s (its CSV's alm-examples) were not checked against the new CRDs: %v", old.Name, err)}}, 0, nil
 	}
 	var out []Change
-	left := MaxExamplesSteps
+	left := limits.examplesSteps
 	stopped := -1 // the first example left unchecked once left is spent
 	for i, e := range examples {
 		if err := ctx.Err(); err != nil {
@@ -348,11 +348,11 @@ func checkExamples(ctx context.Context, old, new *Bundle) ([]Change, int, error)
 		// Stored objects are read through the old CRD, its defaults
 		// applied; they must validate under the new schema as they are.
 		obj := ov.Default(e.Object)
-		before, used, err := ov.check(ctx, obj, min(MaxExampleSteps, left))
+		before, used, err := ov.check(ctx, obj, min(limits.exampleSteps, left))
 		left -= used
 		if err == nil && before.Valid() {
 			var after *Result
-			after, used, err = nv.check(ctx, obj, min(MaxExampleSteps, left))
+			after, used, err = nv.check(ctx, obj, min(limits.exampleSteps, left))
 			left -= used
 			if err == nil && !after.Valid() {
 				out = append(out, exampleInvalid(old, e, nc, nv, after))
@@ -377,9 +377,9 @@ func checkExamples(ctx context.Context, old, new *Bundle) ([]Change, int, error)
 		n := len(examples) - stopped
 		out = append(out, Change{Rule: RuleExamplesNotChecked,
 			Message: fmt.Sprintf("%d %s of %s (alm-examples[%d] and after) %s not checked: validating the examples of one upgrade took more than %d steps (the limit)",
-				n, plural(n, "example", "examples"), old.Name, examples[stopped].Index, plural(n, "was", "were"), MaxExamplesSteps)})
+				n, plural(n, "example", "examples"), old.Name, examples[stopped].Index, plural(n, "was", "were"), limits.examplesSteps)})
 	}
-	return out, MaxExamplesSteps - left, nil
+	return out, limits.examplesSteps - left, nil
 }
 
 // crdsChanged reports whether some CRD of old differs in new (or is gone
@@ -451,7 +451,7 @@ func FromBundleDir(ctx context.Context, dir string) (*Bundle, error) {
 	if name == "" {
 		name = dir
 	}
-	return NewBundle(name, objs, nil)
+	return NewBundle(ctx, name, objs, nil)
 }
 
 // EdgeReport is the check of one upgrade edge of a channel.
@@ -474,7 +474,7 @@ type Checker struct {
 }
 
 // Spent reports whether the Checker has spent its MaxCheckSteps.
-func (k *Checker) Spent() bool { return k.steps >= MaxCheckSteps }
+func (k *Checker) Spent() bool { return k.steps >= limits.checkSteps }
 
 // Check compares the bundles from and to (nil when either is unknown).
 // Once the Checker has spent its budget (see Spent), a pair not compared
@@ -490,9 +490,9 @@ func (k *Checker) Check(ctx context.Context, from, to string) (*BundleReport, er
 	}
 	if k.Spent() {
 		return &BundleReport{From: from, To: to, Changes: []Change{{Rule: RuleLimitReached,
-			Message: fmt.Sprintf("not compared: the CRD checks of this run stopped after %d steps (the limit)", MaxCheckSteps)}}}, nil
+			Message: fmt.Sprintf("not compared: the CRD checks of this run stopped after %d steps (the limit)", limits.checkSteps)}}}, nil
 	}
-	r, steps, err := compareBundles(ctx, a, b, MaxCheckSteps-k.steps)
+	r, steps, err := compareBundles(ctx, a, b, limits.checkSteps-k.steps)
 	if err != nil {
 		return nil, err
 	}

@@ -185,14 +185,14 @@ func (c *comparer) stop(where, format string, args ...any) {
 // comparison.
 func (c *comparer) keep(ch Change) {
 	if ch.Safe {
-		if c.b.safe >= MaxChanges {
+		if c.b.safe >= limits.changes {
 			c.b.omitted++
 			return
 		}
 		c.b.safe++
 	} else {
-		if c.b.unsafe >= MaxChanges {
-			c.stop("", "more than %d unsafe changes: the rest of the CRD was not compared", MaxChanges)
+		if c.b.unsafe >= limits.changes {
+			c.stop("", "more than %d unsafe changes: the rest of the CRD was not compared", limits.changes)
 			return
 		}
 		c.b.unsafe++
@@ -262,7 +262,7 @@ func (c *comparer) add(rule string, st *step, where string, inOld bool, old, new
 	switch {
 	case c.pair && (info.Safe || info.Refused&RefusedByV1 == 0):
 		return // served pairs keep what OLM v1 refuses only
-	case !c.pair && info.Safe && c.b.safe >= MaxChanges:
+	case !c.pair && info.Safe && c.b.safe >= limits.changes:
 		c.b.omitted++ // not kept (see keep): not built either
 		return
 	}
@@ -379,8 +379,8 @@ func (c *comparer) tick() bool {
 		c.err = errLimit // a limit met by another walk of the comparison
 		return false
 	}
-	if c.b.steps > MaxCompareSteps {
-		c.stop("", "the comparison stopped after %d pairs of schema nodes (the limit): the rest of the CRD was not compared", MaxCompareSteps)
+	if c.b.steps > limits.compareSteps {
+		c.stop("", "the comparison stopped after %d pairs of schema nodes (the limit): the rest of the CRD was not compared", limits.compareSteps)
 		return false
 	}
 	if c.b.steps&1023 == 0 {
@@ -788,9 +788,9 @@ func (c *comparer) servedPairs() {
 	if len(served) < 2 {
 		return
 	}
-	if len(served) > MaxServedVersions {
+	if len(served) > limits.servedVersions {
 		c.stop("spec.versions", "too many served versions (%d, the limit is %d): their %d pairs, which OLM v1 compares, were not compared",
-			len(served), MaxServedVersions, len(served)*(len(served)-1)/2)
+			len(served), limits.servedVersions, len(served)*(len(served)-1)/2)
 		return
 	}
 	for i, a := range served {
@@ -829,8 +829,8 @@ func (c *comparer) servedPair(a, b *Version) {
 		if ch.Safe || ch.Refused == 0 {
 			return
 		}
-		if len(found) >= MaxChanges {
-			c.stop("spec.versions", "served versions %s differ in more than %d ways: the rest of the pairs of served versions were not compared", ch.Version, MaxChanges)
+		if len(found) >= limits.changes {
+			c.stop("spec.versions", "served versions %s differ in more than %d ways: the rest of the pairs of served versions were not compared", ch.Version, limits.changes)
 			return
 		}
 		found = append(found, ch)

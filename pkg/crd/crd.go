@@ -27,6 +27,7 @@ package crd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,11 +134,12 @@ func IsCRD(apiVersion, kind string) bool {
 // is empty, spec.validation the schema of every version that has none,
 // and served and storage default as the API server defaults them.
 func Parse(data []byte) (*CRD, error) {
-	return parse(data, nil)
+	return parse(context.Background(), data, nil)
 }
 
-// parse is Parse, sharing identical subschemas through cache (may be nil).
-func parse(data []byte, cache *Cache) (*CRD, error) {
+// parse is Parse, sharing identical subschemas through cache (may be
+// nil), and stopping when ctx is done.
+func parse(ctx context.Context, data []byte, cache *Cache) (*CRD, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var obj map[string]any
@@ -147,16 +149,16 @@ func parse(data []byte, cache *Cache) (*CRD, error) {
 	if obj == nil {
 		return nil, errors.New("decoding CustomResourceDefinition: not an object")
 	}
-	return fromObject(obj, cache)
+	return fromObject(ctx, obj, cache)
 }
 
 // FromObject reads a CRD from a decoded object (numbers as json.Number,
 // float64 or int64). See [Parse].
 func FromObject(obj map[string]any) (*CRD, error) {
-	return fromObject(obj, nil)
+	return fromObject(context.Background(), obj, nil)
 }
 
-func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
+func fromObject(ctx context.Context, obj map[string]any, cache *Cache) (*CRD, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if kind != KindCRD {
@@ -199,7 +201,7 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 			}
 		}
 	}
-	b := &schemaBuilder{crd: c.Name, cache: cache}
+	b := &schemaBuilder{ctx: ctx, crd: c.Name, cache: cache}
 	var shared any // v1beta1 spec.validation.openAPIV3Schema
 	if c.V1beta1 {
 		if val, ok := spec["validation"].(map[string]any); ok {

@@ -33,3 +33,9 @@ const (
 	// new upgrades of one edit.
 	MaxCheckSteps = 20_000_000
 )
+
+// limits are the limits in force: the constants above (tests lower them).
+var limits = struct {
+	servedVersions, compareSteps, changes   int
+	exampleSteps, examplesSteps, checkSteps int
+}{MaxServedVersions, MaxCompareSteps, MaxChanges, MaxExampleSteps, MaxExamplesSteps, MaxCheckSteps}

@@ -30,7 +30,7 @@ func loadPair(t *testing.T, files map[string][]byte, dir string) (old, new *crd.
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := crd.NewBundle(name, docs, nil)
+		b, err := crd.NewBundle(context.Background(), name, docs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

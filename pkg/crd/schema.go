@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -109,6 +110,7 @@ var scalarKeywords = map[string]byte{
 
 // schemaBuilder builds the nodes of one CRD, counting them.
 type schemaBuilder struct {
+	ctx context.Context
 	// cache, when set, interns the nodes: identical subschemas (across
 	// the versions of a CRD, the CRDs of a bundle and the bundles of a
 	// package) are one node.
@@ -141,6 +143,11 @@ func (b *schemaBuilder) build(v any, path *buildPath, depth int) (*Schema, error
 	b.nodes++
 	if b.nodes > MaxNodes {
 		return nil, fmt.Errorf("CRD %s: more than %d subschemas", b.crd, MaxNodes)
+	}
+	if b.nodes&1023 == 0 {
+		if err := b.ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {

@@ -139,7 +139,7 @@ func deepCopy(x any, depth int) any {
 // defaults applied), in at most MaxExampleSteps steps (a
 // *StepLimitError past them). See [CRD.Validate].
 func (v *Version) Check(ctx context.Context, obj any) (*Result, error) {
-	res, _, err := v.check(ctx, obj, MaxExampleSteps)
+	res, _, err := v.check(ctx, obj, limits.exampleSteps)
 	return res, err
 }
 
@@ -473,7 +473,11 @@ func (vl *validator) object(x map[string]any, s *Schema, field string, depth int
 		}
 	}
 	keep := pruning && !s.preserve
-	for _, name := range slices.Sorted(maps.Keys(x)) {
+	names := maps.Keys(x)
+	if vl.quiet == 0 { // what is reported is in name order; trials report nothing
+		names = slices.Values(slices.Sorted(names))
+	}
+	for name := range names {
 		val := x[name]
 		at := ""
 		if vl.quiet == 0 {

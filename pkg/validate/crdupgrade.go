@@ -76,7 +76,7 @@ func (g *group) crdUpgradeChecks(ctx context.Context, opts *CRDUpgradeOptions) (
 	cache := &crd.Cache{}
 	for i := range g.cfg.Bundles {
 		b := &g.cfg.Bundles[i]
-		cb, ok, err := crd.FromDeclcfg(b, cache)
+		cb, ok, err := crd.FromDeclcfg(ctx, b, cache)
 		if err != nil {
 			// an unreadable CRD in a bundle: reported as such
 			return []Finding{g.crdFinding(declcfg.KindBundle, i, "", b.Package, "", b.Name, CodeCRDUnreadable, err.Error())}, nil
@@ -232,6 +232,9 @@ func edgePath(entries []declcfg.ChannelEntry, e graph.Edge) string {
 // crdHelp is the finding's help: the rule's hint, and where to see every
 // change.
 func crdHelp(c crd.Change) string {
+	if r, _ := crd.Rule(c.Rule); r.NotChecked {
+		return r.Hint
+	}
 	return crdRuleHint(c.Rule) + "; opm crd diff OLD NEW shows every change of the upgrade"
 }
 

@@ -299,14 +299,14 @@ type piece struct {
 	space bool
 }
 
-// breakWord cuts word into pieces of at most max bytes, after a '.', ','
-// or '/' when the piece has one in its second half, on a character
+// breakWord cuts word into pieces of at most max bytes, after a '.', ',', '/'
+// or '|' when the piece has one in its second half, on a character
 // boundary otherwise.
 func breakWord(word string, max int) []piece {
 	out := []piece{}
 	space := true
 	for len(word) > max {
-		cut := strings.LastIndexAny(word[:max], ".,/")
+		cut := strings.LastIndexAny(word[:max], ".,/|")
 		if cut < max/2 {
 			cut = max
 			for cut > 0 && !utf8.RuneStart(word[cut]) {

@@ -37,7 +37,7 @@ func Load(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bun
 		}
 		return crd.FromBundleDir(ctx, ref)
 	case err == nil:
-		return loadFile(ref)
+		return loadFile(ctx, ref)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func Load(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bun
 }
 
 // loadFile reads a manifest file of CRDs.
-func loadFile(path string) (*crd.Bundle, error) {
+func loadFile(ctx context.Context, path string) (*crd.Bundle, error) {
 	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func loadFile(path string) (*crd.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := crd.NewBundle(path, docs, nil)
+	b, err := crd.NewBundle(ctx, path, docs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -79,14 +79,14 @@ func pullOne(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.
 	if err != nil {
 		return nil, err
 	}
-	return fromRendered(ref, cfg)
+	return fromRendered(ctx, ref, cfg)
 }
 
-func fromRendered(ref string, cfg *declcfg.DeclarativeConfig) (*crd.Bundle, error) {
+func fromRendered(ctx context.Context, ref string, cfg *declcfg.DeclarativeConfig) (*crd.Bundle, error) {
 	if len(cfg.Bundles) != 1 {
 		return nil, fmt.Errorf("%s: expected one bundle, got %d", ref, len(cfg.Bundles))
 	}
-	b, ok, err := crd.FromDeclcfg(&cfg.Bundles[0], nil)
+	b, ok, err := crd.FromDeclcfg(ctx, &cfg.Bundles[0], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (p *Puller) Bundles(ctx context.Context, pkg string, bundles []*declcfg.Bun
 		if r.Err != nil {
 			return nil, fmt.Errorf("package %s: bundle %s: pull %s: %w", pkg, names[r.Ref][0], r.Ref, r.Err)
 		}
-		b, err := fromRendered(r.Ref, r.Config)
+		b, err := fromRendered(ctx, r.Ref, r.Config)
 		if err != nil {
 			return nil, fmt.Errorf("package %s: bundle %s: %w", pkg, names[r.Ref][0], err)
 		}
