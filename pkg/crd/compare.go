@@ -825,10 +825,7 @@ func (c *comparer) servedPair(a, b *Version) {
 		return // the same schemas: the same differences as before
 	}
 	var found []Change
-	c.pairWalk(c.new, a, b, func(ch Change) {
-		if ch.Safe || ch.Refused == 0 {
-			return
-		}
+	c.pairWalk(c.new, a, b, func(ch Change) { // unsafe changes only (see add)
 		if len(found) >= limits.changes {
 			c.stop("spec.versions", "served versions %s differ in more than %d ways: the rest of the pairs of served versions were not compared", ch.Version, limits.changes)
 			return
