@@ -265,7 +265,7 @@ func compareBundles(ctx context.Context, old, new *Bundle, budget int) (*BundleR
 		}
 		if steps >= budget {
 			r.Changes = append(r.Changes, Change{Rule: RuleLimitReached,
-				Message: fmt.Sprintf("%d CRDs of %s (%s and after) and its examples were not compared: the check stopped after %d steps (the limit)", len(old.CRDs)-i, old.Name, oc.Name, budget)})
+				Message: fmt.Sprintf("%d CRDs of %s (%s and after) and its examples were not compared: the check stopped after %d steps (the limit)", len(old.CRDs)-i, old.Name, oc.Name, limits.checkSteps)})
 			sortChanges(r.Changes)
 			return r, steps, nil
 		}
@@ -299,7 +299,7 @@ func compareBundles(ctx context.Context, old, new *Bundle, budget int) (*BundleR
 	}
 	if steps >= budget && strings.TrimSpace(old.examples) != "" && crdsChanged(old, new) {
 		r.Changes = append(r.Changes, Change{Rule: RuleLimitReached,
-			Message: fmt.Sprintf("the examples of %s were not checked: the check stopped after %d steps (the limit)", old.Name, budget)})
+			Message: fmt.Sprintf("the examples of %s were not checked: the check stopped after %d steps (the limit)", old.Name, limits.checkSteps)})
 	} else if steps < budget {
 		ex, exSteps, err := checkExamples(ctx, old, new)
 		if err != nil {
@@ -318,8 +318,8 @@ func compareBundles(ctx context.Context, old, new *Bundle, budget int) (*BundleR
 // bundle's CRDs, when some CRD changed. What it cannot check is an
 // examples-not-checked change: alm-examples that do not parse or hold
 // more than MaxExamples objects, an example whose validation takes more
-// than MaxExampleSteps, and the examples left once the upgrade's
-// MaxExamplesSteps are spent.
+// than MaxExampleSteps (or whose validation fails to run otherwise), and
+// the examples left once the upgrade's MaxExamplesSteps are spent.
 func checkExamples(ctx context.Context, old, new *Bundle) ([]Change, int, error) {
 	if !crdsChanged(old, new) {
 		return nil, 0, nil
@@ -362,12 +362,14 @@ func checkExamples(ctx context.Context, old, new *Bundle) ([]Change, int, error)
 		switch {
 		case errors.As(err, &sl) && left <= 0:
 			stopped = i
-		case sl != nil:
+		case ctx.Err() != nil:
+			return nil, 0, ctx.Err()
+		case err != nil:
+			// its budget spent (or the validator refused it): not
+			// checked, which must not stop the other checks
 			out = append(out, Change{Rule: RuleExamplesNotChecked, CRD: nc.Name, Version: nv.Name, Example: e.Label(),
 				Path: "spec.versions[" + nv.Name + "].schema.openAPIV3Schema", at: nv.SchemaPath, source: nc.Source,
 				Message: fmt.Sprintf("example %s of %s (alm-examples[%d]) was not checked: %v", e.Label(), old.Name, e.Index, err)})
-		case err != nil:
-			return nil, 0, err
 		}
 		if stopped >= 0 {
 			break
