@@ -131,7 +131,7 @@ func (g *group) crdUpgradeChecks(ctx context.Context, opts *CRDUpgradeOptions) (
 		}
 		pi := slices.IndexFunc(g.cfg.Packages, func(x declcfg.Package) bool { return x.Name == p.Name })
 		if pc.Unknown > 0 {
-			msg := fmt.Sprintf("%d of the %d upgrades of package %s %s not checked: ", pc.Unknown, pc.Pairs, p.Name, plural(pc.Unknown, "was", "were"))
+			msg := fmt.Sprintf("%d of the %d upgrades of package %s %s not checked: ", pc.Unknown, pc.Pairs, p.Name, wasWere(pc.Unknown))
 			help := "--pull-bundles reads the CRDs of such bundles from their images"
 			if opts.Pull != nil {
 				msg += "a bundle of each has neither olm.bundle.object properties nor an image to read its CRDs from"
@@ -146,7 +146,7 @@ func (g *group) crdUpgradeChecks(ctx context.Context, opts *CRDUpgradeOptions) (
 		if pc.Skipped > 0 {
 			f := g.packageFinding(pi, p.Name, CRDCode(crd.RuleLimitReached),
 				fmt.Sprintf("%d of the %d upgrades of package %s %s not checked: the CRD checks of one package stop after %d steps (the limit)",
-					pc.Skipped, pc.Pairs, p.Name, plural(pc.Skipped, "was", "were"), crd.MaxCheckSteps))
+					pc.Skipped, pc.Pairs, p.Name, wasWere(pc.Skipped), crd.MaxCheckSteps))
 			f.Help = crdRuleHint(crd.RuleLimitReached)
 			out = append(out, f)
 		}
@@ -188,11 +188,11 @@ func (g *group) packageFinding(i int, pkg, code, msg string) Finding {
 	return f
 }
 
-func plural(n int, one, many string) string {
+func wasWere(n int) string {
 	if n == 1 {
-		return one
+		return "was"
 	}
-	return many
+	return "were"
 }
 
 func (g *group) crdFinding(kind declcfg.BlobKind, i int, path, pkg, ch, bundle, code, msg string) Finding {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/opmkit/opm/internal/docpath"
 	"github.com/opmkit/opm/internal/jsonscan"
 )
@@ -140,16 +142,6 @@ func skipJSONValue(data []byte, i int) int {
 	return len(data)
 }
 
-// locateYAML returns the 1-based line and column of the node at path in
-// doc, or of its deepest step that exists (see docpath.LocateYAML).
-func locateYAML(doc []byte, path []pathElem) (line, col, found int) {
-	elems := make([]docpath.Elem, len(path))
-	for i, e := range path {
-		elems[i] = docpath.Elem{Key: e.key, Index: e.index}
-	}
-	return docpath.LocateYAML(doc, elems)
-}
-
 // lineCol returns the 1-based line and byte column of offset off in data,
 // a text whose first byte is at line, col.
 func lineCol(data []byte, off, line, col int) (int, int) {
@@ -185,8 +177,9 @@ func locate(ctx context.Context, src catalogSource, fs []Finding) error {
 		if t.data == nil {
 			continue
 		}
+		at := t.locator()
 		for _, i := range byRef[ref] {
-			if line, col, ok := t.locate(parsePath(fs[i].Path)); ok {
+			if line, col, ok := at(parsePath(fs[i].Path)); ok {
 				fs[i].File, fs[i].Line, fs[i].Column = t.file, line, col
 			}
 		}
@@ -199,21 +192,34 @@ func locate(ctx context.Context, src catalogSource, fs []Finding) error {
 	return nil
 }
 
-// locate returns the position of the element at path (or of its deepest
-// part that exists); ok is false when nothing below the blob itself was
-// found.
-func (t blobText) locate(path []pathElem) (line, col int, ok bool) {
-	if t.yaml {
-		l, c, found := locateYAML(t.data, path)
-		if l == 0 || found == 0 {
+// locator returns a function that gives the position of the element at
+// path (or of its deepest part that exists); ok is false when nothing
+// below the blob itself was found. A YAML blob is parsed once, however
+// many elements are looked for.
+func (t blobText) locator() func(path []pathElem) (line, col int, ok bool) {
+	if !t.yaml {
+		return func(path []pathElem) (int, int, bool) {
+			off, found := locateJSON(t.data, path)
+			if found == 0 {
+				return 0, 0, false
+			}
+			line, col := lineCol(t.data, off, t.line, t.col)
+			return line, col, true
+		}
+	}
+	var root yaml.Node
+	if yaml.NewDecoder(bytes.NewReader(t.data)).Decode(&root) != nil {
+		return func([]pathElem) (int, int, bool) { return 0, 0, false }
+	}
+	return func(path []pathElem) (int, int, bool) {
+		elems := make([]docpath.Elem, len(path))
+		for i, e := range path {
+			elems[i] = docpath.Elem{Key: e.key, Index: e.index}
+		}
+		n, found := docpath.Walk(&root, elems)
+		if n == nil || n.Line == 0 || found == 0 {
 			return 0, 0, false
 		}
-		return t.line + l - 1, docpath.ByteColumn(t.data, l, c), true
+		return t.line + n.Line - 1, docpath.ByteColumn(t.data, n.Line, n.Column), true
 	}
-	off, found := locateJSON(t.data, path)
-	if found == 0 {
-		return 0, 0, false
-	}
-	line, col = lineCol(t.data, off, t.line, t.col)
-	return line, col, true
 }
