@@ -447,12 +447,13 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 
 // PathIn is [Path] on a graph already built (by a caller that keeps the
 // catalog loaded, such as `opm view`): the same checks, the same answers.
-// opts.Refs and opts.Registry are not used.
-func PathIn(g *gr.Graph, opts PathOptions) (*PathResult, error) {
+// opts.Refs and opts.Registry are not used; the walk stops when ctx ends.
+func PathIn(ctx context.Context, g *gr.Graph, opts PathOptions) (*PathResult, error) {
 	po, err := pathOptions(opts)
 	if err != nil {
 		return nil, err
 	}
+	po.Context = ctx
 	return pathIn(g, opts, po)
 }
 
@@ -512,7 +513,7 @@ func checkSteps(ctx context.Context, cfg *declcfg.DeclarativeConfig, pkg string,
 		if b.Package != pkg {
 			continue
 		}
-		if cb, ok, err := crd.FromDeclcfg(b, cache); err == nil && ok {
+		if cb, ok, err := crd.FromDeclcfg(ctx, b, cache); err == nil && ok {
 			k.Bundles[b.Name] = cb
 		}
 	}
