@@ -89,7 +89,7 @@ func Edit(ctx context.Context, o EditOptions) (*EditResult, error) {
 		}
 		warn(fmt.Sprintf("permissive mode: %v", err))
 	}
-	res.Written, err = out.write(ctx, res.Config, o.Registry, o.Warn)
+	res.Written, err = out.write(ctx, res.Config, o.Registry, warn)
 	return res, err
 }
 
