@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -18,6 +19,8 @@ func TestImageScript(t *testing.T) {
 	cmds := registrytest.ScriptCmds()
 	cmds["envsubst"] = cmdEnvsubst
 	cmds["exits"] = cmdExits
+	cmds["sqlitedb"] = cmdSQLiteDB
+	sqliteData, _ := filepath.Abs(filepath.Join("..", "..", "pkg", "sqlite", "testdata"))
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/imagescript",
 		RequireExplicitExec: true,
@@ -25,6 +28,7 @@ func TestImageScript(t *testing.T) {
 		UpdateScripts:       os.Getenv("OPM_UPDATE") == "1",
 		Cmds:                cmds,
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("SQLITE_TESTDATA", sqliteData)
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/home/.cache")
 			env.Setenv("TMPDIR", env.WorkDir+"/tmp")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
+	"github.com/opmkit/opm/pkg/sqlite"
 )
 
 // Image labels that classify images, as upstream reads them.
@@ -19,7 +21,9 @@ const (
 	ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 	// BundlePackageLabel marks a bundle image.
 	BundlePackageLabel = "operators.operatorframework.io.bundle.package.v1"
-	// DatabaseLabel marks a (no longer supported) sqlite index image.
+	// DatabaseLabel holds the path of the sqlite database in an index
+	// image (upstream's images before file-based catalogs). An image with
+	// both this label and ConfigsLabel renders its file-based catalog.
 	DatabaseLabel = "operators.operatorframework.io.index.database.v1"
 )
 
@@ -69,6 +73,11 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 		return rendered{}, err
 	}
 	defer img.Close()
+	return renderOpened(ctx, img, ref, opts)
+}
+
+// renderOpened renders an opened image.
+func renderOpened(ctx context.Context, img image.Image, ref string, opts Options) (rendered, error) {
 	labels := img.Labels()
 
 	var (
@@ -85,8 +94,11 @@ func renderImageWith(ctx context.Context, ref string, opts Options, session *ima
 			return rendered{}, fmt.Errorf("cannot render bundle image: %w", ErrNotAllowed)
 		}
 		paths, bundle = []string{"manifests", "metadata"}, true
-	} else if _, ok := labels[DatabaseLabel]; ok {
-		return rendered{}, fmt.Errorf("render %q: sqlite-based index images are no longer supported, migrate to a file-based catalog: %w", ref, ErrNotAllowed)
+	} else if db, ok := labels[DatabaseLabel]; ok {
+		if opts.AllowedRefMask&RefSqliteImage == 0 {
+			return rendered{}, fmt.Errorf("cannot render sqlite image: %w", ErrNotAllowed)
+		}
+		return renderDatabaseImage(ctx, img, ref, db, opts)
 	} else {
 		return rendered{}, fmt.Errorf("render %q: %s", ref, unknownImageType(labels))
 	}
@@ -196,4 +208,125 @@ func prefetchImages(ctx context.Context, opts Options) *imageCache {
 		})
 	}
 	return c
+}
+
+// renderDatabaseImage renders the sqlite database an index image holds at
+// dbPath.
+func renderDatabaseImage(ctx context.Context, img image.Image, ref, dbPath string, opts Options) (rendered, error) {
+	db, cleanup, err := openDatabaseImage(ctx, img, ref, dbPath, opts)
+	if err != nil {
+		return rendered{}, err
+	}
+	defer cleanup()
+	cfg, err := db.Render(ctx, opts.Warn)
+	return rendered{cfg: cfg}, err
+}
+
+// openDatabaseImage opens the sqlite database an index image holds at
+// dbPath. The file is extracted into a private directory and opened
+// through an os.Root, so a symbolic link in the image cannot lead to a
+// host file; cleanup closes the database and removes the directory.
+func openDatabaseImage(ctx context.Context, img image.Image, ref, dbPath string, opts Options) (*sqlite.DB, func(), error) {
+	rel := strings.TrimPrefix(path.Clean("/"+dbPath), "/")
+	if rel == "" {
+		return nil, nil, fmt.Errorf("render %q: label %s names no file", ref, DatabaseLabel)
+	}
+	tmp, err := os.MkdirTemp("", "opm-render-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (*sqlite.DB, func(), error) {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	if err := img.Extract(ctx, tmp, rel); err != nil {
+		return fail(err)
+	}
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return fail(err)
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return fail(fmt.Errorf("render %q: the image has no file /%s (label %s)", ref, rel, DatabaseLabel))
+	}
+	defer f.Close()
+	db, err := sqlite.OpenFile(ctx, f, ref+":/"+rel, opts.SQLite)
+	if err != nil {
+		return fail(err)
+	}
+	// the copy is made: the extracted file can go
+	os.RemoveAll(tmp)
+	return db, func() { db.Close() }, nil
+}
+
+// Index is an index to add bundles to (`opm index add --from-index`): a
+// file-based catalog, or the rows of an sqlite database.
+type Index struct {
+	Catalog  *declcfg.DeclarativeConfig
+	Database *sqlite.Contents
+}
+
+// OpenIndex reads ref as an index: a file-based catalog directory or
+// image (rendered as Render renders it), or an sqlite database file or
+// index image (its rows, migrated to the latest schema).
+func OpenIndex(ctx context.Context, ref string, opts Options) (*Index, error) {
+	opts.AllowedRefMask = RefDCDir | RefDCImage | RefSqliteFile | RefSqliteImage
+	st, err := os.Stat(ref)
+	if err == nil {
+		if !st.IsDir() && sqlite.IsDatabase(ref) {
+			db, err := sqlite.Open(ctx, ref, ref, opts.SQLite)
+			if err != nil {
+				return nil, err
+			}
+			defer db.Close()
+			c, err := db.Contents(ctx)
+			return &Index{Database: c}, err
+		}
+		if st.IsDir() && IsBundleDir(ref) {
+			return nil, fmt.Errorf("%s is a bundle directory, not an index", ref)
+		}
+		cfg, err := Render(ctx, Options{Refs: []string{ref}, AllowedRefMask: RefDCDir, Registry: opts.Registry})
+		return &Index{Catalog: cfg}, err
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	img, err := image.Open(ctx, ref, opts.Registry.ImageOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	defer img.Close()
+	labels := img.Labels()
+	_, configs := labels[ConfigsLabel]
+	if dbPath, ok := labels[DatabaseLabel]; ok && !configs {
+		db, cleanup, err := openDatabaseImage(ctx, img, ref, dbPath, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+		c, err := db.Contents(ctx)
+		return &Index{Database: c}, err
+	}
+	if !configs {
+		if _, ok := labels[BundlePackageLabel]; ok {
+			return nil, fmt.Errorf("%s is a bundle image, not an index", ref)
+		}
+		return nil, fmt.Errorf("render %q: %s", ref, unknownImageType(labels))
+	}
+	r, err := renderOpened(ctx, img, ref, opts)
+	if err != nil {
+		return nil, err
+	}
+	Normalize(r.cfg)
+	return &Index{Catalog: r.cfg}, nil
+}
+
+// Normalize does what Render does to each reference's blobs after reading
+// them: olm.bundle.object and olm.csv.metadata properties moved to the end,
+// relatedImages sorted by image.
+func Normalize(cfg *declcfg.DeclarativeConfig) {
+	moveBundleObjectsToEnd(cfg)
+	sortRelatedImages(cfg)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/property"
+	"github.com/opmkit/opm/pkg/sqlite"
 )
 
 // RefType is a kind of reference; masks restrict what a caller accepts.
@@ -29,9 +30,14 @@ const (
 	RefDCDir
 	RefBundleImage
 	RefBundleDir
+	// RefSqliteImage is an index image holding an sqlite database (label
+	// operators.operatorframework.io.index.database.v1).
+	RefSqliteImage
+	// RefSqliteFile is an sqlite index database file.
+	RefSqliteFile
 
 	// RefAll accepts every kind (the zero mask means the same).
-	RefAll = RefDCImage | RefDCDir | RefBundleImage | RefBundleDir
+	RefAll = RefDCImage | RefDCDir | RefBundleImage | RefBundleDir | RefSqliteImage | RefSqliteFile
 )
 
 // ErrNotAllowed is wrapped by errors for references a mask rejects.
@@ -53,6 +59,12 @@ type Options struct {
 	WithChannels bool
 	// Registry configures image pulls.
 	Registry RegistryOptions
+	// SQLite bounds the reading of sqlite databases (zero fields: the
+	// defaults).
+	SQLite sqlite.Limits
+	// Warn receives what the render goes past (an sqlite database's icon
+	// that does not decode, as upstream logs it); nil drops them.
+	Warn func(string)
 }
 
 // RegistryOptions configure registry access for image references.
@@ -222,6 +234,13 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 		return renderImage(ctx, ref, opts, pre.images)
 	}
 	if !st.IsDir() {
+		if sqlite.IsDatabase(ref) {
+			if opts.AllowedRefMask&RefSqliteFile == 0 {
+				return rendered{}, fmt.Errorf("cannot render sqlite file: %w", ErrNotAllowed)
+			}
+			cfg, err := sqlite.RenderFile(ctx, ref, ref, sqlite.Options{Limits: opts.SQLite, Warn: opts.Warn})
+			return rendered{cfg: cfg}, err
+		}
 		return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
 	}
 	if IsBundleDir(ref) {

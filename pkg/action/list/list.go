@@ -112,7 +112,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 func Load(ctx context.Context, ref string, reg render.RegistryOptions) (model.Model, error) {
 	cfg, err := render.Render(ctx, render.Options{
 		Refs:           []string{ref},
-		AllowedRefMask: render.RefDCImage | render.RefDCDir,
+		AllowedRefMask: render.RefDCImage | render.RefDCDir | render.RefSqliteImage | render.RefSqliteFile,
 		Registry:       reg,
 	})
 	if err != nil {

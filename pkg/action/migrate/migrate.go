@@ -1,5 +1,6 @@
 // Package migrate is the action of `opm migrate`: render a file-based
-// catalog (a directory or a catalog image), apply migrations up to a level
+// catalog (a directory or a catalog image) or an sqlite index (a database
+// file or an index image), apply migrations up to a level
 // (pkg/migrations), and write it back as one directory per package,
 // atomically.
 package migrate
@@ -18,7 +19,8 @@ import (
 
 // Options configure a migration.
 type Options struct {
-	// CatalogRef is an FBC directory or catalog image reference.
+	// CatalogRef is an FBC directory or catalog image reference, or an
+	// sqlite index database or index image.
 	CatalogRef string
 	// OutputDir receives <package>/catalog.<ext> per package, and
 	// catalog.<ext> for blobs without a package.
@@ -34,6 +36,8 @@ type Options struct {
 	Registry render.RegistryOptions
 	// Logf, when set, receives upstream's two progress lines.
 	Logf func(format string, args ...any)
+	// Warn receives what the render goes past (see render.Options.Warn).
+	Warn func(string)
 }
 
 // NotEmptyError is returned for a non-empty output directory without Force;
@@ -73,9 +77,10 @@ func Run(ctx context.Context, o Options) error {
 	logf("rendering catalog %q as file-based catalog", o.CatalogRef)
 	cfg, err := render.Render(ctx, render.Options{
 		Refs:           []string{o.CatalogRef},
-		AllowedRefMask: render.RefDCImage | render.RefDCDir,
+		AllowedRefMask: render.RefDCImage | render.RefDCDir | render.RefSqliteImage | render.RefSqliteFile,
 		MigrationLevel: o.MigrationLevel,
 		Registry:       o.Registry,
+		Warn:           o.Warn,
 	})
 	if err != nil {
 		return fmt.Errorf("render catalog image: %w", err)

@@ -31,6 +31,8 @@ type Options struct {
 	WithChannels bool
 	// Registry configures image pulls.
 	Registry render.RegistryOptions
+	// Warn receives what the render goes past (see render.Options.Warn).
+	Warn func(string)
 }
 
 // Run renders opts.Refs. Bad options (an unknown migration level, both
@@ -62,6 +64,7 @@ func renderOptions(opts Options) (render.Options, error) {
 		MigrationLevel: opts.MigrateLevel,
 		WithChannels:   opts.WithChannels,
 		Registry:       opts.Registry,
+		Warn:           opts.Warn,
 	}
 	if opts.Migrate {
 		if opts.MigrateLevel != "" {

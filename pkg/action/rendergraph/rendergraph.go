@@ -36,7 +36,7 @@ type Result struct {
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	cfg, err := render.Render(ctx, render.Options{
 		Refs:           opts.Refs,
-		AllowedRefMask: render.RefDCDir | render.RefDCImage,
+		AllowedRefMask: render.RefDCDir | render.RefDCImage | render.RefSqliteImage | render.RefSqliteFile,
 		Registry:       opts.Registry,
 	})
 	if err != nil {

@@ -46,6 +46,7 @@ contents are replaced by the migrated catalog.`,
 			opts.Logf = func(format string, args ...any) {
 				fmt.Fprintf(ios.ErrOut, format+"\n", args...)
 			}
+			opts.Warn = func(msg string) { fmt.Fprintln(ios.ErrOut, "warning:", msg) }
 			err = migrate.Run(cmd.Context(), opts)
 			var ne *migrate.NotEmptyError
 			if errors.As(err, &ne) {

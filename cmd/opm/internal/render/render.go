@@ -3,6 +3,8 @@
 package render
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
@@ -48,6 +50,7 @@ blobs of the rendered bundles from their annotations and CSVs.`,
 			}
 			reg.CAFile, reg.CacheDir, reg.Platform = cafile, cache, platform
 			opts.Refs, opts.Registry = args, reg
+			opts.Warn = func(msg string) { fmt.Fprintln(ios.ErrOut, "warning:", msg) }
 			return render.Write(cmd.Context(), opts, ios.Out, declcfg.Format(output))
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	crdcmd "github.com/opmkit/opm/cmd/opm/internal/crd"
 	"github.com/opmkit/opm/cmd/opm/internal/generate"
 	graphcmd "github.com/opmkit/opm/cmd/opm/internal/graph"
+	indexcmd "github.com/opmkit/opm/cmd/opm/internal/index"
 	"github.com/opmkit/opm/cmd/opm/internal/initcmd"
 	"github.com/opmkit/opm/cmd/opm/internal/list"
 	"github.com/opmkit/opm/cmd/opm/internal/migrate"
@@ -49,4 +50,5 @@ var commands = []command{
 	{build: crdcmd.NewCmd},
 	{alpha: true, build: alphabundle.NewCmd},
 	{build: viewcmd.NewCmd},
+	{build: indexcmd.NewCmd},
 }
