@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opmkit/opm/internal/nameorder"
 	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
@@ -343,11 +344,11 @@ func wholePackage(s *PackageSummary, g *graph.PackageGraph, change string) *Pack
 	}
 	d := &PackageDiff{Name: s.Name, Change: change}
 	var chans []ChannelRef
-	for _, c := range g.Channels {
+	for _, c := range g.ChannelsInNameOrder() {
 		chans = append(chans, channelRef(c, g))
 	}
 	var bundles []BundleRef
-	for _, n := range sortedNames(s.Bundles) {
+	for _, n := range versionSortedNames(s.Bundles) {
 		bundles = append(bundles, BundleRef{Name: n, Version: s.Bundles[n].Version})
 	}
 	if change == Added {
@@ -375,23 +376,23 @@ func diffPackage(op, np *PackageSummary, og, ng *graph.PackageGraph, sem graph.S
 		}
 	}
 
-	for _, c := range ng.Channels {
+	for _, c := range ng.ChannelsInNameOrder() {
 		if og.Channel(c.Name) == nil {
 			d.ChannelsAdded = append(d.ChannelsAdded, channelRef(c, ng))
 		}
 	}
-	for _, c := range og.Channels {
+	for _, c := range og.ChannelsInNameOrder() {
 		if ng.Channel(c.Name) == nil {
 			d.ChannelsRemoved = append(d.ChannelsRemoved, channelRef(c, og))
 		}
 	}
 
-	for _, n := range sortedNames(np.Bundles) {
+	for _, n := range versionSortedNames(np.Bundles) {
 		if op.Bundles[n] == nil {
 			d.BundlesAdded = append(d.BundlesAdded, BundleRef{Name: n, Version: np.Bundles[n].Version})
 		}
 	}
-	for _, n := range sortedNames(op.Bundles) {
+	for _, n := range versionSortedNames(op.Bundles) {
 		nb := np.Bundles[n]
 		if nb == nil {
 			d.BundlesRemoved = append(d.BundlesRemoved, BundleRef{Name: n, Version: op.Bundles[n].Version})
@@ -402,7 +403,7 @@ func diffPackage(op, np *PackageSummary, og, ng *graph.PackageGraph, sem graph.S
 		}
 	}
 
-	for _, oc := range og.Channels {
+	for _, oc := range og.ChannelsInNameOrder() {
 		nc := ng.Channel(oc.Name)
 		if nc == nil {
 			continue
@@ -862,4 +863,12 @@ func quoteRef(b BundleRef) string {
 		return fmt.Sprintf("%q", b.Name)
 	}
 	return fmt.Sprintf("%q (%s)", b.Name, b.Version)
+}
+
+// versionSortedNames is m's keys in nameorder: the order a report lists
+// bundles in (quay-operator.v3.9.1 before quay-operator.v3.10.0).
+func versionSortedNames[V any](m map[string]V) []string {
+	out := slices.Collect(maps.Keys(m))
+	nameorder.Sort(out)
+	return out
 }

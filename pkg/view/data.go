@@ -125,7 +125,7 @@ func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
 			out.Description, out.DescriptionFrom = m.Description, h.Name
 		}
 	}
-	for _, ch := range p.graph.Channels {
+	for _, ch := range p.graph.ChannelsInNameOrder() {
 		row := ChannelRow{Name: ch.Name, Default: ch.Name == out.DefaultChannel, Head: ch.Head, Entries: len(ch.Entries), Edges: ch.EdgeCount(graph.MaxEdges)}
 		if n := p.graph.Nodes[ch.Head]; n != nil {
 			row.HeadVersion = n.VersionString()
