@@ -71,6 +71,10 @@ type Report struct {
 	// kinds, one each; any failure makes the gate fail.
 	FailOn   []FailOn  `json:"failOn,omitempty"`
 	Failures []Failure `json:"failures,omitempty"`
+
+	// wouldFail counts, for every kind, the changes --fail-on with that
+	// kind would fail on (asked for or not).
+	wouldFail map[FailOn]int
 }
 
 // Counts sum the changes of a Report. Channels and bundles of added and
@@ -242,6 +246,10 @@ type Failure struct {
 
 // Failed reports whether the gate fails.
 func (r *Report) Failed() bool { return len(r.Failures) > 0 }
+
+// WouldFail is the number of changes that --fail-on kind would fail on,
+// whether or not the report was asked to fail on it.
+func (r *Report) WouldFail(kind FailOn) int { return r.wouldFail[kind] }
 
 // Empty reports whether nothing changed.
 func (r *Report) Empty() bool { return len(r.Packages) == 0 }
@@ -807,53 +815,53 @@ func (r *Report) count() {
 	}
 }
 
+// failures lists the changes of the kinds asked for as Failures, and
+// counts those of every kind.
 func (r *Report) failures() {
 	want := map[FailOn]bool{}
 	for _, k := range r.FailOn {
 		want[k] = true
 	}
+	r.wouldFail = map[FailOn]int{}
 	add := func(k FailOn, pkg, format string, args ...any) {
-		r.Failures = append(r.Failures, Failure{Kind: k, Package: pkg, Message: fmt.Sprintf(format, args...)})
+		r.wouldFail[k]++
+		if want[k] {
+			r.Failures = append(r.Failures, Failure{Kind: k, Package: pkg, Message: fmt.Sprintf(format, args...)})
+		}
 	}
 	for _, p := range r.Packages {
-		if want[FailRemoved] {
-			if p.Change == Removed {
-				add(FailRemoved, p.Name, "package %q was removed (%s, %s)", p.Name, plural(len(p.ChannelsRemoved), "channel", "channels"), plural(len(p.BundlesRemoved), "bundle", "bundles"))
-			} else {
-				for _, c := range p.ChannelsRemoved {
-					add(FailRemoved, p.Name, "package %q: channel %q was removed", p.Name, c.Name)
-				}
-				removed := map[string]bool{}
-				for _, b := range p.BundlesRemoved {
-					removed[b.Name] = true
-					add(FailRemoved, p.Name, "package %q: bundle %s was removed", p.Name, quoteRef(b))
-				}
-				for _, c := range p.Channels {
-					for _, e := range c.EntriesRemoved {
-						if !removed[e.Name] {
-							add(FailRemoved, p.Name, "package %q: channel %q no longer lists bundle %s", p.Name, c.Name, quoteRef(e))
-						}
+		if p.Change == Removed {
+			add(FailRemoved, p.Name, "package %q was removed (%s, %s)", p.Name, plural(len(p.ChannelsRemoved), "channel", "channels"), plural(len(p.BundlesRemoved), "bundle", "bundles"))
+		} else {
+			for _, c := range p.ChannelsRemoved {
+				add(FailRemoved, p.Name, "package %q: channel %q was removed", p.Name, c.Name)
+			}
+			removed := map[string]bool{}
+			for _, b := range p.BundlesRemoved {
+				removed[b.Name] = true
+				add(FailRemoved, p.Name, "package %q: bundle %s was removed", p.Name, quoteRef(b))
+			}
+			for _, c := range p.Channels {
+				for _, e := range c.EntriesRemoved {
+					if !removed[e.Name] {
+						add(FailRemoved, p.Name, "package %q: channel %q no longer lists bundle %s", p.Name, c.Name, quoteRef(e))
 					}
 				}
 			}
 		}
-		if want[FailHeads] {
-			for _, c := range p.Channels {
-				h := c.Head
-				if h == nil || !h.Regressed {
-					continue
-				}
-				if h.New == nil {
-					add(FailHeads, p.Name, "package %q: channel %q had the head %s and now has none: %s", p.Name, c.Name, h.Old, h.NewProblem)
-				} else {
-					add(FailHeads, p.Name, "package %q: the head of channel %q moved from %s to %s, which is not newer", p.Name, c.Name, h.Old, h.New)
-				}
+		for _, c := range p.Channels {
+			h := c.Head
+			if h == nil || !h.Regressed {
+				continue
+			}
+			if h.New == nil {
+				add(FailHeads, p.Name, "package %q: channel %q had the head %s and now has none: %s", p.Name, c.Name, h.Old, h.NewProblem)
+			} else {
+				add(FailHeads, p.Name, "package %q: the head of channel %q moved from %s to %s, which is not newer", p.Name, c.Name, h.Old, h.New)
 			}
 		}
-		if want[FailPaths] {
-			for _, lp := range p.LostPaths {
-				add(FailPaths, p.Name, "package %q: channel %q: lost the upgrade path from %s: %s", p.Name, lp.Channel, lp.From, lp.Reason)
-			}
+		for _, lp := range p.LostPaths {
+			add(FailPaths, p.Name, "package %q: channel %q: lost the upgrade path from %s: %s", p.Name, lp.Channel, lp.From, lp.Reason)
 		}
 	}
 }
