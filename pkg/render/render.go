@@ -9,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"text/template"
 
@@ -222,7 +224,16 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 		return renderImage(ctx, ref, opts, pre.images)
 	}
 	if !st.IsDir() {
-		return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
+		if opts.AllowedRefMask&RefDCDir == 0 {
+			return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
+		}
+		// Beyond upstream (which refuses any file): one catalog file
+		// renders as the directory holding only it would.
+		cfg, err := declcfg.LoadPath(ctx, ref)
+		if err != nil && !catalogFileExt(ref) {
+			err = fmt.Errorf("%w (%s is read as a file-based catalog file; an image archive is read as oci-archive:%s or docker-archive:%s)", err, ref, ref, ref)
+		}
+		return rendered{cfg: cfg}, err
 	}
 	if IsBundleDir(ref) {
 		if opts.AllowedRefMask&RefBundleDir == 0 {
@@ -235,6 +246,16 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 	}
 	cfg, err := declcfg.LoadDir(ctx, ref)
 	return rendered{cfg: cfg}, err
+}
+
+// catalogFileExt reports whether name ends as catalog files do: .json,
+// .yaml or .yml.
+func catalogFileExt(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json", ".yaml", ".yml":
+		return true
+	}
+	return false
 }
 
 // IsBundleDir reports whether dir has both manifests/ and metadata/
