@@ -12,11 +12,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"runtime"
 	"sort"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/property"
@@ -176,68 +173,34 @@ func readErr(ctx context.Context, file string, err error) error {
 }
 
 func (b *Bundle) addManifests(ctx context.Context, fsys *safefs.FS) error {
-	entries, err := fs.ReadDir(fsys, "manifests")
+	m, err := ReadManifests(ctx, fsys)
 	if err != nil {
-		return fmt.Errorf("error opening manifests directory: %w", err)
-	}
-	type decoded struct {
-		file string
-		obj  map[string]any
-		json []byte
-		data []byte
-		err  error
-	}
-	var files []string
-	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		files = append(files, path.Join("manifests", e.Name()))
-	}
-	results := make([]decoded, len(files))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i := range files {
-		g.Go(func() error {
-			data, err := fsys.ReadFile(files[i])
-			if err != nil {
-				if unsafeRead(ctx, err) {
-					return readErr(ctx, files[i], err)
-				}
-				results[i] = decoded{file: files[i], err: err}
-				return nil
-			}
-			obj, js, err := decodeObject(data)
-			results[i] = decoded{file: files[i], obj: obj, json: js, data: data, err: err}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
 		return err
 	}
+	results := m.Files
 	for _, r := range results {
-		if r.err != nil {
-			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: failed to decode manifest: %v", r.file, r.err))
+		if r.Err != nil {
+			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: failed to decode manifest: %v", r.File, r.Err))
 			continue
 		}
-		if r.obj == nil {
-			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: the first document is empty; the file is ignored (only the first document of a manifest is read)", r.file))
+		if r.Object == nil {
+			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: the first document is empty; the file is ignored (only the first document of a manifest is read)", r.File))
 			continue
 		}
-		kind, _ := r.obj["kind"].(string)
-		apiVersion, _ := r.obj["apiVersion"].(string)
+		kind, _ := r.Object["kind"].(string)
+		apiVersion, _ := r.Object["apiVersion"].(string)
 		if kind == kindCSV && b.CSV != nil {
-			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: ignoring a second ClusterServiceVersion (%s already read)", r.file, b.CSV.File))
+			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: ignoring a second ClusterServiceVersion (%s already read)", r.File, b.CSV.File))
 			continue
 		}
-		data := r.json
-		o := Object{File: r.file, JSON: data, APIVersion: apiVersion, Kind: kind, obj: r.obj}
+		data := r.JSON
+		o := Object{File: r.File, JSON: data, APIVersion: apiVersion, Kind: kind, obj: r.Object}
 		if kind == kindCSV {
-			csv, err := parseCSV(r.file, data)
+			csv, err := parseCSV(r.File, data)
 			if err != nil {
 				return err
 			}
-			csv.source = r.data
+			csv.source = r.Data
 			b.CSV = csv
 			b.Name = csv.Name
 		}

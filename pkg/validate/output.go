@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/pkg/model"
+	"github.com/opmkit/opm/pkg/olmv1"
 )
 
 // Formats lists the output formats of [Write]; "" is text.
@@ -41,6 +42,7 @@ type upstreamResult struct {
 	Passed   bool           `json:"passed"`
 	Error    *upstreamError `json:"error,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
+	OLMv1    *olmv1.Summary `json:"olmV1,omitempty"`
 }
 
 type upstreamError struct {
@@ -48,7 +50,7 @@ type upstreamError struct {
 }
 
 func toUpstream(res *Result) upstreamResult {
-	out := upstreamResult{Passed: res.Passed, Findings: res.Findings}
+	out := upstreamResult{Passed: res.Passed, Findings: res.Findings, OLMv1: res.OLMv1}
 	if !res.Passed {
 		out.Error = &upstreamError{Message: res.Message}
 	}
@@ -81,8 +83,8 @@ func WriteYAML(w io.Writer, res *Result) error {
 // with each leaf followed by its position, then every other error as
 // "file:line:col: error: message [code]" with its help, then the warnings:
 // all of them likewise when verbose, else one per rule (the first, and
-// how many more there are), each with its help. Nothing is written for a clean
-// catalog.
+// how many more there are), each with its help; then the OLM v1 summary,
+// when there is one. Nothing else is written for a clean catalog.
 func WriteText(w io.Writer, res *Result, verbose bool) error {
 	var buf bytes.Buffer
 	if res.Tree != nil {
@@ -127,6 +129,11 @@ func WriteText(w io.Writer, res *Result, verbose bool) error {
 		}
 		if f.Help != "" {
 			buf.WriteString("    help: " + f.Help + "\n")
+		}
+	}
+	if res.OLMv1 != nil {
+		if err := res.OLMv1.WriteText(&buf); err != nil {
+			return err
 		}
 	}
 	_, err := w.Write(buf.Bytes())
@@ -272,7 +279,7 @@ func WriteSARIF(w io.Writer, res *Result, tool ToolInfo) error {
 			index[f.Code] = i
 			r, _ := RuleByCode(f.Code)
 			level := "warning"
-			if r.Upstream {
+			if r.Upstream || errorByDefault[f.Code] {
 				level = "error"
 			}
 			desc := r.Summary

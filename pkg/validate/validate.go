@@ -11,6 +11,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
+	"github.com/opmkit/opm/pkg/olmv1"
 )
 
 // Rule codes of this package (the model's are in pkg/model).
@@ -49,6 +50,13 @@ type Options struct {
 	// CRDUpgrades, when set, checks the CRDs of every upgrade edge
 	// (crdupgrade.go).
 	CRDUpgrades *CRDUpgradeOptions
+	// OLMv1, when set, checks what OLM v1 installs and upgrades
+	// (olmv1.go); Result.OLMv1 counts it.
+	OLMv1 *OLMv1Options
+	// Extra are findings of checks made outside this package (the serve
+	// cache check of `opm validate --check-cache`), reported with the
+	// catalog's and subject to the same rule options.
+	Extra []Finding
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -84,6 +92,7 @@ type groupResult struct {
 	// other are the schema findings and the checks upstream lacks.
 	other []Finding
 	facts catalogFacts
+	olmv1 *olmv1.Summary
 }
 
 // rankedFinding is a conversion issue and its place in upstream's order of
@@ -154,6 +163,16 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 					}
 					results[i].other = append(results[i].other, fs...)
 				}
+				if opts.OLMv1 != nil {
+					fs, sum, err := g.olmv1Checks(ctx, opts.OLMv1)
+					if err != nil {
+						errs[w] = err
+						next.Store(int64(len(names)))
+						return
+					}
+					results[i].other = append(results[i].other, fs...)
+					results[i].olmv1 = sum
+				}
 			}
 		}()
 	}
@@ -168,6 +187,9 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	}
 
 	res := &Result{}
+	if opts.OLMv1 != nil {
+		res.OLMv1 = olmv1.NewSummary(opts.OLMv1.Gates)
+	}
 	var conv []rankedFinding
 	for _, gr := range results {
 		conv = append(conv, gr.conv...)
@@ -202,6 +224,9 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 		}
 		res.Findings = append(res.Findings, gr.other...)
 		facts.merge(&gr.facts)
+		if gr.olmv1 != nil {
+			res.OLMv1.Merge(gr.olmv1)
+		}
 	}
 	results = nil
 	if len(conv) > 0 {
@@ -237,6 +262,10 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	}
 	if err := locate(ctx, src, res.Findings); err != nil {
 		return nil, err
+	}
+	for _, f := range opts.Extra {
+		f.ref = -1
+		res.Findings = append(res.Findings, f)
 	}
 	res.Findings = dedupe(res.Findings)
 	sel.apply(res)

@@ -9,6 +9,7 @@ import (
 	"github.com/opmkit/opm/internal/csvtypes"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -74,6 +75,9 @@ type BundleRow struct {
 	Channels            []string `json:"channels"`
 	Deprecated          bool     `json:"deprecated"`
 	MaxOpenShiftVersion string   `json:"maxOpenShiftVersion,omitempty"`
+	// OLMv1Refused are the rule codes of OLM v1's refusal of the bundle,
+	// under operator-controller's default feature gates (pkg/olmv1).
+	OLMv1Refused []string `json:"olmV1Refused,omitempty"`
 }
 
 // catalogData builds the catalog page's data.
@@ -145,9 +149,20 @@ func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
 		if n.MaxOpenShift != nil {
 			row.MaxOpenShiftVersion = n.MaxOpenShift.String()
 		}
+		row.OLMv1Refused = olmv1Refused(p.bundles[n.Name])
 		out.BundleRows = append(out.BundleRows, row)
 	}
 	return out
+}
+
+// olmv1Refused returns the codes of the rules for which OLM v1 refuses b
+// (nil for an installable bundle, or none).
+func olmv1Refused(b *declcfg.Bundle) []string {
+	if b == nil {
+		return nil
+	}
+	ob, _ := olmv1.FromDeclcfg(b)
+	return olmv1.Check(ob, olmv1.DefaultGates()).Codes(olmv1.Refused)
 }
 
 // sortedNodes returns the package's nodes, newest first (nodes without a
