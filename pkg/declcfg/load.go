@@ -69,17 +69,21 @@ func UpstreamMessage(err error) string {
 	return err.Error()
 }
 
-// maxQuotedBlob is the most bytes of a blob an error quotes: upstream
-// quotes it whole, and a CSV or CRD read as FBC made a megabyte of error.
-const maxQuotedBlob = 256
+// An error quotes a blob whole up to maxQuotedBlob bytes, else its first
+// quotedBlobStart bytes: upstream quotes it whole, and a CSV or CRD read
+// as FBC made a megabyte of error.
+const (
+	maxQuotedBlob   = 256
+	quotedBlobStart = 200
+)
 
-// cutBlob is blob as an error quotes it: whole up to maxQuotedBlob bytes,
-// else its start (on a character boundary) and how many bytes were cut.
+// cutBlob is blob as an error quotes it: whole, or its start (on a
+// character boundary) and how many bytes were cut.
 func cutBlob(blob []byte) string {
 	if len(blob) <= maxQuotedBlob {
 		return string(blob)
 	}
-	n := maxQuotedBlob - 56
+	n := quotedBlobStart
 	for n > 0 && !utf8.RuneStart(blob[n]) {
 		n--
 	}
