@@ -28,19 +28,22 @@ const (
 	// FailPaths: a bundle that could upgrade to the head of its channel in
 	// OLD cannot in NEW.
 	FailPaths FailOn = "paths"
+	// FailPruned: a channel or a channel entry of OLD is gone from NEW,
+	// outside pre-release channels (gate.go).
+	FailPruned FailOn = "pruned"
 )
 
 // FailOnKinds lists every FailOn, in documentation order.
-var FailOnKinds = []FailOn{FailRemoved, FailHeads, FailPaths}
+var FailOnKinds = []FailOn{FailRemoved, FailHeads, FailPaths, FailPruned}
 
-// ParseFailOn accepts "removed", "heads" and "paths".
+// ParseFailOn accepts "removed", "heads", "paths" and "pruned".
 func ParseFailOn(s string) (FailOn, error) {
 	for _, k := range FailOnKinds {
 		if string(k) == s {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown --fail-on kind %q, expected removed, heads or paths", s)
+	return "", fmt.Errorf("unknown --fail-on kind %q, expected removed, heads, paths or pruned", s)
 }
 
 // DiffOptions configure [Diff].
@@ -56,6 +59,12 @@ type DiffOptions struct {
 	Semantics graph.Semantics
 	// FailOn lists the kinds of change reported as Failures.
 	FailOn []FailOn
+	// PreReleaseChannels: FailPruned allows pruning in channels whose
+	// names contain one of these (nil: DefaultPreReleaseChannels).
+	PreReleaseChannels []string
+	// Unreleased also lists what NEW ships that OLD does not
+	// (Report.Unreleased).
+	Unreleased bool
 }
 
 // Report is what changed from OLD to NEW.
@@ -71,6 +80,8 @@ type Report struct {
 	// kinds, one each; any failure makes the gate fail.
 	FailOn   []FailOn  `json:"failOn,omitempty"`
 	Failures []Failure `json:"failures,omitempty"`
+	// Unreleased is what NEW ships that OLD does not, when asked for.
+	Unreleased *Unreleased `json:"-"`
 
 	// wouldFail counts, for every kind, the changes --fail-on with that
 	// kind would fail on (asked for or not).
@@ -318,7 +329,14 @@ func Diff(old, cur *Summary, opts DiffOptions) (*Report, error) {
 		}
 	}
 	r.count()
-	r.failures()
+	pre := opts.PreReleaseChannels
+	if pre == nil {
+		pre = DefaultPreReleaseChannels
+	}
+	r.failures(pre)
+	if opts.Unreleased {
+		r.Unreleased = FindUnreleased(old, cur, opts.Packages)
+	}
 	return r, nil
 }
 
@@ -816,8 +834,9 @@ func (r *Report) count() {
 }
 
 // failures lists the changes of the kinds asked for as Failures, and
-// counts those of every kind.
-func (r *Report) failures() {
+// counts those of every kind; pre names the pre-release channels, whose
+// pruning is allowed.
+func (r *Report) failures(pre []string) {
 	want := map[FailOn]bool{}
 	for _, k := range r.FailOn {
 		want[k] = true
@@ -864,6 +883,7 @@ func (r *Report) failures() {
 			add(FailPaths, p.Name, "package %q: channel %q: lost the upgrade path from %s: %s", p.Name, lp.Channel, lp.From, lp.Reason)
 		}
 	}
+	r.prunedFailures(pre, func(pkg, format string, args ...any) { add(FailPruned, pkg, format, args...) })
 }
 
 func quoteRef(b BundleRef) string {

@@ -86,6 +86,8 @@ type Result struct {
 	Ignored, Baselined int
 	// OLMv1 counts what OLM v1 installs, when Options.OLMv1 was set.
 	OLMv1 *olmv1.Summary
+	// Gate says what the release gate checked, when Options.Gate was set.
+	Gate *GateSummary
 
 	// upstream is upstream's message when upstream fails the catalog.
 	upstream string

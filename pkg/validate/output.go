@@ -43,6 +43,7 @@ type upstreamResult struct {
 	Error    *upstreamError `json:"error,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
 	OLMv1    *olmv1.Summary `json:"olmV1,omitempty"`
+	Gate     *GateSummary   `json:"releaseGate,omitempty"`
 }
 
 type upstreamError struct {
@@ -50,7 +51,7 @@ type upstreamError struct {
 }
 
 func toUpstream(res *Result) upstreamResult {
-	out := upstreamResult{Passed: res.Passed, Findings: res.Findings, OLMv1: res.OLMv1}
+	out := upstreamResult{Passed: res.Passed, Findings: res.Findings, OLMv1: res.OLMv1, Gate: res.Gate}
 	if !res.Passed {
 		out.Error = &upstreamError{Message: res.Message}
 	}
@@ -84,7 +85,8 @@ func WriteYAML(w io.Writer, res *Result) error {
 // "file:line:col: error: message [code]" with its help, then the warnings:
 // all of them likewise when verbose, else one per rule (the first, and
 // how many more there are), each with its help; then the OLM v1 summary,
-// when there is one. Nothing else is written for a clean catalog.
+// when there is one, and what the release gate checked, when it ran.
+// Nothing else is written for a clean catalog.
 func WriteText(w io.Writer, res *Result, verbose bool) error {
 	var buf bytes.Buffer
 	if res.Tree != nil {
@@ -135,6 +137,9 @@ func WriteText(w io.Writer, res *Result, verbose bool) error {
 		if err := res.OLMv1.WriteText(&buf); err != nil {
 			return err
 		}
+	}
+	if res.Gate != nil {
+		buf.WriteString(res.Gate.Text() + "\n")
 	}
 	_, err := w.Write(buf.Bytes())
 	return err

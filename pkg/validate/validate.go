@@ -57,6 +57,9 @@ type Options struct {
 	// cache check of `opm validate --check-cache`), reported with the
 	// catalog's and subject to the same rule options.
 	Extra []Finding
+	// Gate, when set, runs the release gate rules it turns on (gate.go);
+	// Result.Gate says what it checked.
+	Gate *GateOptions
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -92,6 +95,7 @@ type groupResult struct {
 	// other are the schema findings and the checks upstream lacks.
 	other []Finding
 	facts catalogFacts
+	gate  gateFacts
 	olmv1 *olmv1.Summary
 }
 
@@ -163,6 +167,9 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 					}
 					results[i].other = append(results[i].other, fs...)
 				}
+				if opts.Gate != nil {
+					results[i].other = append(results[i].other, g.gateChecks(opts.Gate, sc, &results[i].gate)...)
+				}
 				if opts.OLMv1 != nil {
 					fs, sum, err := g.olmv1Checks(ctx, opts.OLMv1)
 					if err != nil {
@@ -206,6 +213,7 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	})
 	root := &model.ValidationError{Message: "invalid index"}
 	var facts catalogFacts
+	var gate gateFacts
 	for _, gr := range results {
 		for _, c := range gr.conv {
 			res.Findings = append(res.Findings, c.f)
@@ -224,6 +232,7 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 		}
 		res.Findings = append(res.Findings, gr.other...)
 		facts.merge(&gr.facts)
+		gate.withBundles += gr.gate.withBundles
 		if gr.olmv1 != nil {
 			res.OLMv1.Merge(gr.olmv1)
 		}
@@ -262,6 +271,10 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	}
 	if err := locate(ctx, src, res.Findings); err != nil {
 		return nil, err
+	}
+	if opts.Gate != nil {
+		res.Findings = append(res.Findings, catalogGateFindings(opts.Gate, gate)...)
+		res.Gate = opts.Gate.summary()
 	}
 	for _, f := range opts.Extra {
 		f.ref = -1

@@ -447,12 +447,13 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 
 // PathIn is [Path] on a graph already built (by a caller that keeps the
 // catalog loaded, such as `opm view`): the same checks, the same answers.
-// opts.Refs and opts.Registry are not used.
-func PathIn(g *gr.Graph, opts PathOptions) (*PathResult, error) {
+// opts.Refs and opts.Registry are not used; the walk stops when ctx ends.
+func PathIn(ctx context.Context, g *gr.Graph, opts PathOptions) (*PathResult, error) {
 	po, err := pathOptions(opts)
 	if err != nil {
 		return nil, err
 	}
+	po.Context = ctx
 	return pathIn(g, opts, po)
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	serveaction "github.com/opmkit/opm/pkg/action/serve"
 	"github.com/opmkit/opm/pkg/crd/crdsource"
@@ -66,6 +65,12 @@ type Options struct {
 	// with olm.csv.metadata) to read their CRDs; it implies
 	// CheckCRDUpgrades.
 	PullBundles bool
+	// Policy is a release policy: a preset (konflux, community) or a
+	// file; it replaces the one the catalog's configuration names.
+	Policy string
+	// OCPVersion is the OpenShift version the catalog is built for (the
+	// release gate's target); it overrides the policy's and the labels'.
+	OCPVersion string
 	// CheckCache checks the serve caches against the catalog (see
 	// checkCache): CheckCacheImage for the cache directory a catalog
 	// image's command serves from, else a cache directory (for a catalog
@@ -95,11 +100,12 @@ type Result struct {
 // A catalog directory is validated one package at a time from an index of
 // its files (see declcfg.Index), so that memory follows the largest
 // package rather than the catalog, and findings are placed at their
-// elements. Rule options come from the command line and from the
-// directory's validate.ConfigFile (unless NoConfig).
+// elements. Rule options come from the policy (Policy, or the one the
+// configuration names), the directory's validate.ConfigFile (unless
+// NoConfig) and the command line, each overriding the previous.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	out := &Result{}
-	vopts := validate.Options{Strict: opts.Strict, StrictRules: opts.WarnAsError, Ignore: opts.Ignore}
+	vopts := validate.Options{}
 	var baseline *validate.Baseline
 	if opts.Baseline != "" {
 		b, err := readBaseline(opts.Baseline)
@@ -108,16 +114,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		baseline = b
 	}
+	var cfg *validate.Config
 	if !opts.NoConfig {
-		cfg, b, err := readConfig(opts.Ref)
+		c, b, err := readConfig(opts.Ref)
 		if err != nil {
 			return nil, err
 		}
-		if cfg != nil {
+		if c != nil {
+			cfg = c
 			out.Config = validate.ConfigFile
-			vopts.Strict = vopts.Strict || cfg.Strict
-			vopts.StrictRules = append(slices.Clone(cfg.WarnAsError), vopts.StrictRules...)
-			vopts.Ignore = append(slices.Clone(cfg.Ignore), vopts.Ignore...)
 			if baseline == nil {
 				baseline = b
 			}
@@ -130,11 +135,18 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := validate.CheckRules("--ignore", opts.Ignore); err != nil {
 		return nil, err
 	}
-	schemas, err := validate.LoadSchemas(opts.SchemaDir)
+	policy, err := resolvePolicy(opts, cfg)
 	if err != nil {
 		return nil, err
 	}
-	vopts.Schemas = schemas
+	vopts.Strict, vopts.StrictRules, vopts.Ignore = policy.RuleOptions()
+	if vopts.Gate, err = gateOptions(ctx, opts, policy); err != nil {
+		return nil, err
+	}
+	vopts.Schemas, err = validate.LoadSchemas(opts.SchemaDir)
+	if err != nil {
+		return nil, err
+	}
 	if opts.CheckDependencies || len(opts.With) > 0 {
 		if vopts.Dependencies, err = loadDependencyCatalogs(ctx, opts.With, opts.Registry); err != nil {
 			return nil, err
@@ -201,6 +213,16 @@ func validateInput(ctx context.Context, opts Options, vopts validate.Options) (*
 			return res, nil
 		}
 		return nil, err
+	}
+	if st, err := os.Stat(opts.Ref); err == nil && st.IsDir() && ix != nil {
+		fs, err := directoryChecks(ctx, opts.Ref, ix, vopts.Gate)
+		if err != nil {
+			ix.Close()
+			return nil, err
+		}
+		vopts.Extra = append(vopts.Extra, fs...)
+	} else {
+		vopts.Extra = append(vopts.Extra, validate.DirectoriesNotChecked(vopts.Gate)...)
 	}
 	if ix == nil {
 		return validate.Validate(ctx, cfg, vopts)
