@@ -11,6 +11,7 @@ import (
 	"os"
 
 	serveaction "github.com/opmkit/opm/pkg/action/serve"
+	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/crd/crdsource"
 	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/render"
@@ -58,6 +59,9 @@ type Options struct {
 	WriteBaseline string
 	// NoConfig skips the catalog directory's validate.ConfigFile.
 	NoConfig bool
+	// OLM aims the CRD upgrade checks at one OLM (crd.ParseOLM; 0:
+	// both).
+	OLM crd.Refusal
 	// CheckCRDUpgrades checks the CRDs of every upgrade edge (pkg/crd)
 	// of the bundles that carry olm.bundle.object properties.
 	CheckCRDUpgrades bool
@@ -172,7 +176,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, &validate.OptionError{Msg: fmt.Sprintf("--target %q: the only target is %s", opts.Target, TargetOLMv1)}
 	}
 	if opts.CheckCRDUpgrades || opts.PullBundles || opts.Target == TargetOLMv1 {
-		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{}
+		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{OLM: opts.OLM}
 		if opts.PullBundles {
 			p := &crdsource.Puller{Registry: opts.Registry, Progress: opts.Registry.Progress}
 			vopts.CRDUpgrades.Pull = p.Bundles
