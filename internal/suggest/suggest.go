@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/opmkit/opm/internal/nameorder"
 )
 
 // maxListed is how many names an error lists when none is near enough to
@@ -188,7 +190,7 @@ func distance(a, b string, limit int) int {
 
 func sortedUnique(s []string) []string {
 	out := append([]string(nil), s...)
-	sort.Strings(out)
+	nameorder.Sort(out)
 	j := 0
 	for i, x := range out {
 		if i == 0 || x != out[j-1] {

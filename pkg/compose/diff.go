@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opmkit/opm/internal/nameorder"
 	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
@@ -81,6 +82,10 @@ type Report struct {
 	Failures []Failure `json:"failures,omitempty"`
 	// Unreleased is what NEW ships that OLD does not, when asked for.
 	Unreleased *Unreleased `json:"-"`
+
+	// wouldFail counts, for every kind, the changes --fail-on with that
+	// kind would fail on (asked for or not).
+	wouldFail map[FailOn]int
 }
 
 // Counts sum the changes of a Report. Channels and bundles of added and
@@ -253,6 +258,10 @@ type Failure struct {
 // Failed reports whether the gate fails.
 func (r *Report) Failed() bool { return len(r.Failures) > 0 }
 
+// WouldFail is the number of changes that --fail-on kind would fail on,
+// whether or not the report was asked to fail on it.
+func (r *Report) WouldFail(kind FailOn) int { return r.wouldFail[kind] }
+
 // Empty reports whether nothing changed.
 func (r *Report) Empty() bool { return len(r.Packages) == 0 }
 
@@ -320,14 +329,11 @@ func Diff(old, cur *Summary, opts DiffOptions) (*Report, error) {
 		}
 	}
 	r.count()
-	r.failures()
-	if slices.Contains(opts.FailOn, FailPruned) {
-		pre := opts.PreReleaseChannels
-		if pre == nil {
-			pre = DefaultPreReleaseChannels
-		}
-		r.prunedFailures(pre)
+	pre := opts.PreReleaseChannels
+	if pre == nil {
+		pre = DefaultPreReleaseChannels
 	}
+	r.failures(pre)
 	if opts.Unreleased {
 		r.Unreleased = FindUnreleased(old, cur, opts.Packages)
 	}
@@ -364,11 +370,11 @@ func wholePackage(s *PackageSummary, g *graph.PackageGraph, change string) *Pack
 	}
 	d := &PackageDiff{Name: s.Name, Change: change}
 	var chans []ChannelRef
-	for _, c := range g.Channels {
+	for _, c := range g.ChannelsInNameOrder() {
 		chans = append(chans, channelRef(c, g))
 	}
 	var bundles []BundleRef
-	for _, n := range sortedNames(s.Bundles) {
+	for _, n := range versionSortedNames(s.Bundles) {
 		bundles = append(bundles, BundleRef{Name: n, Version: s.Bundles[n].Version})
 	}
 	if change == Added {
@@ -396,23 +402,23 @@ func diffPackage(op, np *PackageSummary, og, ng *graph.PackageGraph, sem graph.S
 		}
 	}
 
-	for _, c := range ng.Channels {
+	for _, c := range ng.ChannelsInNameOrder() {
 		if og.Channel(c.Name) == nil {
 			d.ChannelsAdded = append(d.ChannelsAdded, channelRef(c, ng))
 		}
 	}
-	for _, c := range og.Channels {
+	for _, c := range og.ChannelsInNameOrder() {
 		if ng.Channel(c.Name) == nil {
 			d.ChannelsRemoved = append(d.ChannelsRemoved, channelRef(c, og))
 		}
 	}
 
-	for _, n := range sortedNames(np.Bundles) {
+	for _, n := range versionSortedNames(np.Bundles) {
 		if op.Bundles[n] == nil {
 			d.BundlesAdded = append(d.BundlesAdded, BundleRef{Name: n, Version: np.Bundles[n].Version})
 		}
 	}
-	for _, n := range sortedNames(op.Bundles) {
+	for _, n := range versionSortedNames(op.Bundles) {
 		nb := np.Bundles[n]
 		if nb == nil {
 			d.BundlesRemoved = append(d.BundlesRemoved, BundleRef{Name: n, Version: op.Bundles[n].Version})
@@ -423,7 +429,7 @@ func diffPackage(op, np *PackageSummary, og, ng *graph.PackageGraph, sem graph.S
 		}
 	}
 
-	for _, oc := range og.Channels {
+	for _, oc := range og.ChannelsInNameOrder() {
 		nc := ng.Channel(oc.Name)
 		if nc == nil {
 			continue
@@ -827,55 +833,57 @@ func (r *Report) count() {
 	}
 }
 
-func (r *Report) failures() {
+// failures lists the changes of the kinds asked for as Failures, and
+// counts those of every kind; pre names the pre-release channels, whose
+// pruning is allowed.
+func (r *Report) failures(pre []string) {
 	want := map[FailOn]bool{}
 	for _, k := range r.FailOn {
 		want[k] = true
 	}
+	r.wouldFail = map[FailOn]int{}
 	add := func(k FailOn, pkg, format string, args ...any) {
-		r.Failures = append(r.Failures, Failure{Kind: k, Package: pkg, Message: fmt.Sprintf(format, args...)})
+		r.wouldFail[k]++
+		if want[k] {
+			r.Failures = append(r.Failures, Failure{Kind: k, Package: pkg, Message: fmt.Sprintf(format, args...)})
+		}
 	}
 	for _, p := range r.Packages {
-		if want[FailRemoved] {
-			if p.Change == Removed {
-				add(FailRemoved, p.Name, "package %q was removed (%s, %s)", p.Name, plural(len(p.ChannelsRemoved), "channel", "channels"), plural(len(p.BundlesRemoved), "bundle", "bundles"))
-			} else {
-				for _, c := range p.ChannelsRemoved {
-					add(FailRemoved, p.Name, "package %q: channel %q was removed", p.Name, c.Name)
-				}
-				removed := map[string]bool{}
-				for _, b := range p.BundlesRemoved {
-					removed[b.Name] = true
-					add(FailRemoved, p.Name, "package %q: bundle %s was removed", p.Name, quoteRef(b))
-				}
-				for _, c := range p.Channels {
-					for _, e := range c.EntriesRemoved {
-						if !removed[e.Name] {
-							add(FailRemoved, p.Name, "package %q: channel %q no longer lists bundle %s", p.Name, c.Name, quoteRef(e))
-						}
+		if p.Change == Removed {
+			add(FailRemoved, p.Name, "package %q was removed (%s, %s)", p.Name, plural(len(p.ChannelsRemoved), "channel", "channels"), plural(len(p.BundlesRemoved), "bundle", "bundles"))
+		} else {
+			for _, c := range p.ChannelsRemoved {
+				add(FailRemoved, p.Name, "package %q: channel %q was removed", p.Name, c.Name)
+			}
+			removed := map[string]bool{}
+			for _, b := range p.BundlesRemoved {
+				removed[b.Name] = true
+				add(FailRemoved, p.Name, "package %q: bundle %s was removed", p.Name, quoteRef(b))
+			}
+			for _, c := range p.Channels {
+				for _, e := range c.EntriesRemoved {
+					if !removed[e.Name] {
+						add(FailRemoved, p.Name, "package %q: channel %q no longer lists bundle %s", p.Name, c.Name, quoteRef(e))
 					}
 				}
 			}
 		}
-		if want[FailHeads] {
-			for _, c := range p.Channels {
-				h := c.Head
-				if h == nil || !h.Regressed {
-					continue
-				}
-				if h.New == nil {
-					add(FailHeads, p.Name, "package %q: channel %q had the head %s and now has none: %s", p.Name, c.Name, h.Old, h.NewProblem)
-				} else {
-					add(FailHeads, p.Name, "package %q: the head of channel %q moved from %s to %s, which is not newer", p.Name, c.Name, h.Old, h.New)
-				}
+		for _, c := range p.Channels {
+			h := c.Head
+			if h == nil || !h.Regressed {
+				continue
+			}
+			if h.New == nil {
+				add(FailHeads, p.Name, "package %q: channel %q had the head %s and now has none: %s", p.Name, c.Name, h.Old, h.NewProblem)
+			} else {
+				add(FailHeads, p.Name, "package %q: the head of channel %q moved from %s to %s, which is not newer", p.Name, c.Name, h.Old, h.New)
 			}
 		}
-		if want[FailPaths] {
-			for _, lp := range p.LostPaths {
-				add(FailPaths, p.Name, "package %q: channel %q: lost the upgrade path from %s: %s", p.Name, lp.Channel, lp.From, lp.Reason)
-			}
+		for _, lp := range p.LostPaths {
+			add(FailPaths, p.Name, "package %q: channel %q: lost the upgrade path from %s: %s", p.Name, lp.Channel, lp.From, lp.Reason)
 		}
 	}
+	r.prunedFailures(pre, func(pkg, format string, args ...any) { add(FailPruned, pkg, format, args...) })
 }
 
 func quoteRef(b BundleRef) string {
@@ -883,4 +891,12 @@ func quoteRef(b BundleRef) string {
 		return fmt.Sprintf("%q", b.Name)
 	}
 	return fmt.Sprintf("%q (%s)", b.Name, b.Version)
+}
+
+// versionSortedNames is m's keys in nameorder: the order a report lists
+// bundles in (quay-operator.v3.9.1 before quay-operator.v3.10.0).
+func versionSortedNames[V any](m map[string]V) []string {
+	out := slices.Collect(maps.Keys(m))
+	nameorder.Sort(out)
+	return out
 }

@@ -77,6 +77,7 @@ func TestDiffText(t *testing.T) {
     + deprecation of bundle "p.v1.1.0": use 1.2.0 ...
 
 Summary: packages +1 -1 ~1; channels +2 -2; bundles +3 -2 ~1; entries +1 -1; heads moved 1; edges +1 -2; upgrade paths lost 0 (classic semantics)
+Gate: --fail-on removed,pruned would fail (removed: 3 changes; pruned: 3 changes); heads,paths would pass.
 `
 	if text != want {
 		t.Errorf("got:\n%s\nwant:\n%s", text, want)

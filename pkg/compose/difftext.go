@@ -11,7 +11,8 @@ import (
 
 // WriteDiffText writes r for people: one section per changed package, "+"
 // for what NEW adds, "-" for what it removes, "~" for what it changes and
-// "!" for upgrade paths it loses, then a summary line.
+// "!" for upgrade paths it loses, then a summary line and the line of
+// what --fail-on would fail on.
 func WriteDiffText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format+"\n", args...) }
@@ -122,7 +123,30 @@ func WriteDiffText(w io.Writer, r *Report) error {
 		c.PackagesAdded, c.PackagesRemoved, c.PackagesChanged, c.ChannelsAdded, c.ChannelsRemoved,
 		c.BundlesAdded, c.BundlesRemoved, c.BundlesChanged, c.EntriesAdded, c.EntriesRemoved,
 		c.HeadsMoved, c.EdgesAdded, c.EdgesRemoved, c.LostPaths, r.Semantics)
+	p("%s", gateLine(r))
 	return bw.Flush()
+}
+
+// gateLine says what --fail-on would fail on, asked for or not: the
+// report alone exits 0, whatever it found.
+func gateLine(r *Report) string {
+	var fail, pass, counts []string
+	for _, k := range FailOnKinds {
+		n := r.WouldFail(k)
+		if n == 0 {
+			pass = append(pass, string(k))
+			continue
+		}
+		fail = append(fail, string(k))
+		counts = append(counts, fmt.Sprintf("%s: %s", k, plural(n, "change", "changes")))
+	}
+	switch {
+	case len(fail) == 0:
+		return "Gate: --fail-on would pass on every kind (" + strings.Join(pass, ", ") + ")."
+	case len(pass) == 0:
+		return fmt.Sprintf("Gate: --fail-on %s would fail (%s).", strings.Join(fail, ","), strings.Join(counts, "; "))
+	}
+	return fmt.Sprintf("Gate: --fail-on %s would fail (%s); %s would pass.", strings.Join(fail, ","), strings.Join(counts, "; "), strings.Join(pass, ","))
 }
 
 func plural(n int, one, many string) string {

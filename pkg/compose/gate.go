@@ -34,11 +34,8 @@ func preRelease(name string, substrings []string) bool {
 // unless NEW is a fragment, a package removed (its channels). Pruning a
 // pre-release channel is allowed. This is Konflux's
 // fbc-target-index-pruning-check, which compares the packages both sides
-// have.
-func (r *Report) prunedFailures(pre []string) {
-	add := func(pkg, format string, args ...any) {
-		r.Failures = append(r.Failures, Failure{Kind: FailPruned, Package: pkg, Message: fmt.Sprintf(format, args...)})
-	}
+// have. add records one.
+func (r *Report) prunedFailures(pre []string, add func(pkg, format string, args ...any)) {
 	for _, p := range r.Packages {
 		switch p.Change {
 		case Added:

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -66,6 +67,27 @@ func UpstreamMessage(err error) string {
 		return le.message()
 	}
 	return err.Error()
+}
+
+// An error quotes a blob whole up to maxQuotedBlob bytes, else its first
+// quotedBlobStart bytes: upstream quotes it whole, and a CSV or CRD read
+// as FBC made a megabyte of error.
+const (
+	maxQuotedBlob   = 256
+	quotedBlobStart = 200
+)
+
+// cutBlob is blob as an error quotes it: whole, or its start (on a
+// character boundary) and how many bytes were cut.
+func cutBlob(blob []byte) string {
+	if len(blob) <= maxQuotedBlob {
+		return string(blob)
+	}
+	n := quotedBlobStart
+	for n > 0 && !utf8.RuneStart(blob[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s... (%d more bytes)", blob[:n], len(blob)-n)
 }
 
 // LoadOption configures a load.
@@ -363,7 +385,7 @@ func (c *DeclarativeConfig) addBlob(n normalized, pos Position) error {
 		d.Pos = pos
 		c.Deprecations = append(c.Deprecations, d)
 	case "":
-		blob := string(n.blob)
+		blob := cutBlob(n.blob)
 		if n.hasKeys {
 			blob += "\n"
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 )
 
 func TestLoadFS(t *testing.T) {
@@ -110,6 +111,39 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("error %q does not start with its position", err)
 			}
 		})
+	}
+}
+
+func TestCutBlob(t *testing.T) {
+	whole := strings.Repeat("a", maxQuotedBlob)
+	if got := cutBlob([]byte(whole)); got != whole {
+		t.Errorf("a blob of %d bytes is cut: %q", maxQuotedBlob, got)
+	}
+	long := strings.Repeat("a", maxQuotedBlob+1)
+	if got, want := cutBlob([]byte(long)), strings.Repeat("a", quotedBlobStart)+"... (57 more bytes)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// A cut never splits a character: "é" (2 bytes) straddling the cut
+	// moves it back one byte.
+	split := strings.Repeat("a", quotedBlobStart-1) + "é" + strings.Repeat("b", 100)
+	got := cutBlob([]byte(split))
+	if want := strings.Repeat("a", quotedBlobStart-1) + "... (102 more bytes)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !utf8.ValidString(got) {
+		t.Errorf("cut is not valid UTF-8: %q", got)
+	}
+}
+
+func TestLoadErrorQuotesLongObjectCut(t *testing.T) {
+	doc := "name: foo\ndescription: " + strings.Repeat("x", 1<<20) + "\n"
+	_, err := LoadReader(strings.NewReader(doc), "csv.yaml")
+	msg := UpstreamMessage(err)
+	if len(msg) > 300 {
+		t.Fatalf("message of %d bytes", len(msg))
+	}
+	if !strings.HasPrefix(msg, `object '{"description":"xxx`) || !strings.HasSuffix(msg, " more bytes)\n' is missing root schema field") {
+		t.Errorf("message %q", msg)
 	}
 }
 

@@ -2,11 +2,13 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/nameorder"
 	"github.com/opmkit/opm/internal/suggest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/versionrange"
@@ -202,13 +204,21 @@ func (p *PackageGraph) Channel(name string) *ChannelGraph {
 	return nil
 }
 
-// ChannelNames returns the channel names, sorted.
+// ChannelNames returns the channel names in nameorder (stable-3.6 before
+// stable-3.10).
 func (p *PackageGraph) ChannelNames() []string {
 	out := make([]string, len(p.Channels))
-	for i, c := range p.Channels {
+	for i, c := range p.ChannelsInNameOrder() {
 		out[i] = c.Name
 	}
 	return out
+}
+
+// ChannelsInNameOrder returns the channels in the order opm lists them
+// for people: nameorder (stable-3.6 before stable-3.10). Channels stays
+// sorted byte by byte, the order upstream's outputs have.
+func (p *PackageGraph) ChannelsInNameOrder() []*ChannelGraph {
+	return slices.SortedStableFunc(slices.Values(p.Channels), func(a, b *ChannelGraph) int { return nameorder.Compare(a.Name, b.Name) })
 }
 
 // UnknownChannel is the error for a channel the package does not have.

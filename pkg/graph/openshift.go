@@ -209,6 +209,11 @@ type ClusterCheck struct {
 	// channels that do not block but that the semantics never reaches from
 	// the installed bundle (under V1, only those above it).
 	Unreachable []*Node
+	// InOtherChannels is set when the installed bundle is an entry of none
+	// of Channels but of other channels of the package: it lists them;
+	// ChannelNote says so in a sentence.
+	InOtherChannels []string
+	ChannelNote     string
 }
 
 // CheckClusterUpgrade reports whether in blocks a cluster upgrade to the
@@ -225,7 +230,11 @@ func (p *PackageGraph) CheckClusterUpgrade(ctx context.Context, in Installed, ne
 	if err != nil {
 		return nil, err
 	}
-	chk := &ClusterCheck{Package: p.Name, Semantics: sem, Channels: walk[0].Channels, Installed: in, Next: next}
+	chk := &ClusterCheck{Package: p.Name, Semantics: sem, Channels: walk[0].Channels, Installed: in, Next: next,
+		InOtherChannels: walk[0].InOtherChannels}
+	if len(chk.InOtherChannels) > 0 {
+		chk.ChannelNote = notInChannelsNote(walk[0])
+	}
 	cur := stepNode(p, in)
 	chk.Max, chk.MaxErr = cur.MaxOpenShift, cur.MaxOpenShiftErr
 	switch blocks, known := cur.Blocks(next); {
@@ -344,6 +353,24 @@ func (p *PackageGraph) CheckClusterUpgrade(ctx context.Context, in Installed, ne
 	chk.Remove = true
 	chk.Advice = fmt.Sprintf("no bundle of %s that allows %s is reachable under OLM %s: remove the operator before upgrading the cluster", where, next, sem)
 	return chk, nil
+}
+
+// notInChannelsNote says that the installed bundle of walk is in none of
+// its channels, whether it has an upgrade there anyway, and which other
+// channels have it.
+func notInChannelsNote(walk *Path) string {
+	where := fmt.Sprintf("channel %q", walk.Channels[0])
+	if len(walk.Channels) > 1 {
+		where = "channels " + strings.Join(walk.Channels, ", ")
+	}
+	s := fmt.Sprintf("%s is not in %s", walk.From.Label(), where)
+	if len(walk.Steps) == 0 {
+		s += ", so it has no upgrade there"
+	}
+	if len(walk.InOtherChannels) == 1 {
+		return s + fmt.Sprintf("; channel %q has it", walk.InOtherChannels[0])
+	}
+	return s + fmt.Sprintf("; channels %s have it", strings.Join(walk.InOtherChannels, ", "))
 }
 
 // visits reports whether the path steps onto n.

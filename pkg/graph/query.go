@@ -374,9 +374,11 @@ func pickV1(succ []Successor, cur *Node) (*Node, []*Node) {
 	return nil, dep
 }
 
+// selectChannels returns the channels names names (all of them, in
+// nameorder, when names is empty).
 func (p *PackageGraph) selectChannels(names []string) ([]*ChannelGraph, error) {
 	if len(names) == 0 {
-		return p.Channels, nil
+		return p.ChannelsInNameOrder(), nil
 	}
 	var out []*ChannelGraph
 	seen := map[string]bool{}
@@ -446,6 +448,10 @@ type Path struct {
 	Reached bool
 	// Reason explains the end of the walk, reached or not.
 	Reason string
+	// InOtherChannels is set when From is an entry of none of Channels but
+	// of other channels of the package: it lists them (nameorder), as the
+	// channel a subscription follows is likely one of them.
+	InOtherChannels []string
 }
 
 // End is the last node of the path (the starting point when no step was
@@ -480,6 +486,9 @@ func (p *PackageGraph) Path(in Installed, opts PathOptions) ([]*Path, error) {
 		if opts.canceled() {
 			return nil, opts.Context.Err()
 		}
+		for _, path := range out {
+			p.markNotInChannels(path)
+		}
 		return out, nil
 	case V1:
 		chans, err := p.selectChannels(opts.Channels)
@@ -490,9 +499,35 @@ func (p *PackageGraph) Path(in Installed, opts PathOptions) ([]*Path, error) {
 		if opts.canceled() {
 			return nil, opts.Context.Err()
 		}
+		p.markNotInChannels(path)
 		return []*Path{path}, nil
 	}
 	return nil, fmt.Errorf("unknown semantics %q, expected classic or v1", opts.Semantics)
+}
+
+// markNotInChannels sets path's InOtherChannels.
+func (p *PackageGraph) markNotInChannels(path *Path) {
+	if path.From.Name == "" {
+		return
+	}
+	for _, name := range path.Channels {
+		if c := p.Channel(name); c != nil && c.Has(path.From.Name) {
+			return
+		}
+	}
+	path.InOtherChannels = p.ChannelsWith(path.From.Name)
+}
+
+// ChannelsWith returns the names of the channels that have name as an
+// entry, in nameorder.
+func (p *PackageGraph) ChannelsWith(name string) []string {
+	var out []string
+	for _, c := range p.ChannelsInNameOrder() {
+		if c.Has(name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 var errNoStep = errors.New("no step")
@@ -578,19 +613,26 @@ func (p *PackageGraph) classicPath(c *ChannelGraph, in Installed, opts PathOptio
 			path.Reason = fmt.Sprintf("reached the head of channel %q", c.Name)
 		}
 	default:
-		path.Reason = classicStuck(c, end, head)
+		path.Reason = classicStuck(p, c, end, head)
 	}
 	return path
 }
 
 // classicStuck explains why OLM classic cannot move on from n.
-func classicStuck(c *ChannelGraph, n, head *Node) string {
+func classicStuck(p *PackageGraph, c *ChannelGraph, n, head *Node) string {
 	var why string
 	switch {
 	case n.Name == "":
 		why = "no entry on it has a skipRange covering that version"
 	case !c.Has(n.Name):
 		why = "it is not in the channel, and no entry on the chain replaces, skips or skipRange-covers it"
+		switch others := p.ChannelsWith(n.Name); len(others) {
+		case 0:
+		case 1:
+			why = fmt.Sprintf("it is not in the channel (channel %q has it), and no entry on the chain replaces, skips or skipRange-covers it", others[0])
+		default:
+			why = fmt.Sprintf("it is not in the channel (channels %s have it), and no entry on the chain replaces, skips or skipRange-covers it", strings.Join(others, ", "))
+		}
 	case c.skippedBy[n.Name]:
 		why = "it is skipped, and no entry on the chain replaces, skips or skipRange-covers it"
 	case c.ChainIndex(n.Name) < 0:

@@ -94,7 +94,7 @@ func (s *Session) OpenBase(ctx context.Context, ref string, platforms []v1.Platf
 	case Remote:
 		b, err = s.openRemoteBase(ctx, r, platforms)
 		if err != nil {
-			err = fmt.Errorf("pulling %s: %w", ref, s.explain(err))
+			err = s.pullError(ref, err)
 		}
 	case OCILayout:
 		b, err = openLayoutBaseDir(ctx, r, s.o, platforms)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -217,7 +218,7 @@ func (s *Session) remoteOptions(jobs int) []remote.Option {
 func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err error) {
 	defer func() {
 		if err != nil {
-			img, err = nil, fmt.Errorf("pulling %s: %w", r.Raw, s.explain(err))
+			img, err = nil, s.pullError(r.Raw, err)
 		}
 	}()
 	if err := s.init(); err != nil {
@@ -426,6 +427,76 @@ func (s *Session) blobFetcher(repo name.Repository, d v1.Hash) func(context.Cont
 }
 
 // explain adds the credential files consulted to authentication errors.
+// pullError is the error of a pull of ref from a registry: "pulling REF:
+// ERR", with the authentication files consulted when the registry refused
+// the credentials, and what to do offline when it could not be reached.
+func (s *Session) pullError(ref string, err error) error {
+	err = s.explain(err)
+	if unreachable(err) {
+		err = &UnreachableError{Ref: ref, Err: err}
+	}
+	return fmt.Errorf("pulling %s: %w", ref, err)
+}
+
+// ErrUnreachable is matched (errors.Is) by the error of a pull whose
+// registry could not be reached.
+var ErrUnreachable = errors.New("the registry could not be reached")
+
+// UnreachableError is a pull that failed because the registry could not
+// be reached: its name did not resolve, or connecting to it was refused,
+// timed out or found no route. It says what works offline.
+type UnreachableError struct {
+	Ref string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("the registry could not be reached (%v); without network access to it, map the registry "+
+		"to a mirror you can reach in registries.conf (the output keeps the reference as written; see "+
+		"docs/images.md#registriesconf), or pre-pull the image into an OCI layout (e.g. skopeo copy docker://%s "+
+		"oci:DIR:TAG) and name it oci:DIR:TAG in its place", e.Err, strings.TrimPrefix(e.Ref, "docker://"))
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrUnreachable) true.
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// unreachable reports whether err says that a registry could not be
+// reached: a name that does not resolve, a connection refused, timed out
+// or with no route. An error that joins several (HTTPS then HTTP, or the
+// mirrors of registries.conf) is one only when all of them are: a source
+// that answered is not unreachable.
+func unreachable(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *net.DNSError:
+		return true
+	case *net.OpError:
+		if e.Op == "dial" {
+			return true
+		}
+	case syscall.Errno:
+		return e == syscall.ECONNREFUSED || e == syscall.EHOSTUNREACH || e == syscall.ENETUNREACH
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, c := range errs {
+			if !unreachable(c) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	case interface{ As(any) bool }:
+		// go-containerregistry's HTTPS-then-HTTP ping joins its two
+		// attempts at one registry in an error that only has As.
+		var dns *net.DNSError
+		var op *net.OpError
+		return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial")
+	}
+	return unreachable(errors.Unwrap(err))
+}
+
 func (s *Session) explain(err error) error {
 	var te *transport.Error
 	if errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {

@@ -9,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"text/template"
 
@@ -241,7 +243,19 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 			cfg, err := sqlite.RenderFile(ctx, ref, ref, sqlite.Options{Limits: opts.SQLite, Warn: opts.Warn})
 			return rendered{cfg: cfg}, err
 		}
-		return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
+		if sqliteFileExt(ref) {
+			return rendered{}, fmt.Errorf("%s is not an sqlite database: it does not start with sqlite's header", ref)
+		}
+		if opts.AllowedRefMask&RefDCDir == 0 {
+			return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
+		}
+		// Beyond upstream (which refuses any file): one catalog file
+		// renders as the directory holding only it would.
+		cfg, err := declcfg.LoadPath(ctx, ref)
+		if err != nil && !catalogFileExt(ref) {
+			err = fmt.Errorf("%w (%s is read as a file-based catalog file; an image archive is read as oci-archive:%s or docker-archive:%s)", err, ref, ref, ref)
+		}
+		return rendered{cfg: cfg}, err
 	}
 	if IsBundleDir(ref) {
 		if opts.AllowedRefMask&RefBundleDir == 0 {
@@ -254,6 +268,26 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 	}
 	cfg, err := declcfg.LoadDir(ctx, ref)
 	return rendered{cfg: cfg}, err
+}
+
+// catalogFileExt reports whether name ends as catalog files do: .json,
+// .yaml or .yml.
+func catalogFileExt(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json", ".yaml", ".yml":
+		return true
+	}
+	return false
+}
+
+// sqliteFileExt reports whether name is named as an sqlite database is
+// (index.db): such a file is never read as a catalog file.
+func sqliteFileExt(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".db", ".sqlite", ".sqlite3":
+		return true
+	}
+	return false
 }
 
 // IsBundleDir reports whether dir has both manifests/ and metadata/

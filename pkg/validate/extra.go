@@ -2,6 +2,7 @@ package validate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -250,6 +251,16 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 			}
 		}
 		hist := newHistory(ch, byPkg[ch.Package], versionOf)
+		// The replaces chain from the head, ignoring upstream's "skipped
+		// target" cut: a skipped bundle on it means the replaces edge to it
+		// is ignored.
+		gr := graph.Channel{Package: ch.Package, Name: ch.Name}
+		for _, e := range ch.Entries {
+			gr.Entries = append(gr.Entries, graph.Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
+		}
+		head, headErr := gr.Head()
+		var heads *graph.MultipleHeadsError
+		errors.As(headErr, &heads)
 		for k, e := range ch.Entries {
 			if e.SkipRange != "" {
 				if vPrefixRE.MatchString(e.SkipRange) {
@@ -277,9 +288,17 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 					}
 				}
 			}
-			if t := e.Replaces; t != "" && !byName[ch.Package][t] && !hist.pruned(k, t) {
-				out = append(out, warn(CodeEdgeTargetMissing, chAt, entryPath(k, ".replaces"), ch.Package, ch.Name, e.Name,
-					hist.help(t), "bundle %q %s %q, which is not a bundle of package %q", e.Name, "replaces", t, ch.Package))
+			if t := e.Replaces; t != "" && !byName[ch.Package][t] {
+				// In a channel with several heads, a missing target that
+				// splits the channel is the likely cause (a typo), however
+				// much it looks like pruned history.
+				if split := hist.splits(k, heads); len(split) > 0 {
+					out = append(out, warn(CodeEdgeTargetMissing, chAt, entryPath(k, ".replaces"), ch.Package, ch.Name, e.Name,
+						hist.splitHelp(t, split), "bundle %q replaces %q, which is not a bundle of package %q: the channel splits there, so it has several heads", e.Name, t, ch.Package))
+				} else if !hist.pruned(k, t) {
+					out = append(out, warn(CodeEdgeTargetMissing, chAt, entryPath(k, ".replaces"), ch.Package, ch.Name, e.Name,
+						hist.help(t), "bundle %q %s %q, which is not a bundle of package %q", e.Name, "replaces", t, ch.Package))
+				}
 			}
 			for j, t := range e.Skips {
 				if t == "" || byName[ch.Package][t] || hist.pruned(k, t) {
@@ -289,16 +308,8 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 					hist.help(t), "bundle %q %s %q, which is not a bundle of package %q", e.Name, "skips", t, ch.Package))
 			}
 		}
-		// The replaces chain from the head, ignoring upstream's "skipped
-		// target" cut: a skipped bundle on it means the replaces edge to it
-		// is ignored.
-		gr := graph.Channel{Package: ch.Package, Name: ch.Name}
-		for _, e := range ch.Entries {
-			gr.Entries = append(gr.Entries, graph.Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
-		}
-		head, err := gr.Head()
 		k, ok := entries[head]
-		ok = ok && err == nil
+		ok = ok && headErr == nil
 		seen := map[string]bool{}
 		for ok {
 			cur := ch.Entries[k]
@@ -488,6 +499,42 @@ func (h *history) isTail(e declcfg.ChannelEntry) bool {
 		return tail
 	}
 	return true
+}
+
+// splits returns, when the channel has several heads and entry k, whose
+// replaces target is missing, is the oldest of its part of the channel
+// (it upgrades from no entry) but not of the whole channel, the heads
+// older than k: the entries its replaces most likely meant. Nil otherwise
+// (k's edge is then judged by pruned).
+func (h *history) splits(k int, heads *graph.MultipleHeadsError) []string {
+	if heads == nil {
+		return nil
+	}
+	e := h.ch.Entries[k]
+	ev, ok := h.versionOf(h.ch.Package, e.Name)
+	if !ok || !h.isTail(e) {
+		return nil
+	}
+	var older []string
+	for _, name := range heads.Heads {
+		if v, ok := h.versionOf(h.ch.Package, name); ok && name != e.Name && v.LT(ev) {
+			older = append(older, name)
+		}
+	}
+	return older
+}
+
+// splitHelp is the advice on a missing replaces target that splits the
+// channel: the nearest of the older heads (else of every bundle name).
+func (h *history) splitHelp(target string, heads []string) string {
+	s := suggest.Closest(target, heads)
+	if len(s) == 0 {
+		s = suggest.Closest(target, h.names)
+	}
+	if len(s) == 0 {
+		return fmt.Sprintf("fix the name: nothing in the channel upgrades from %s, a head older than it", suggest.Alternatives(heads))
+	}
+	return fmt.Sprintf("did you mean %s? fix the name, so that the channel has one head", suggest.Alternatives(s))
 }
 
 // help is the advice on a missing edge target: the nearest names of the

@@ -138,10 +138,11 @@ func (p *pkgIndex) defaultChannel() string {
 	return p.graph.DefaultChannel
 }
 
-// channelsOf lists the channels that have bundle name as an entry.
+// channelsOf lists the channels that have bundle name as an entry, in
+// nameorder.
 func (p *pkgIndex) channelsOf(name string) []*graph.ChannelGraph {
 	var out []*graph.ChannelGraph
-	for _, ch := range p.graph.Channels {
+	for _, ch := range p.graph.ChannelsInNameOrder() {
 		if ch.Has(name) {
 			out = append(out, ch)
 		}

@@ -146,7 +146,7 @@ func (s *Server) packageData(ctx context.Context, c *Catalog, p *pkgIndex) *Pack
 			out.Description, out.DescriptionFrom = m.Description, h.Name
 		}
 	}
-	for _, ch := range p.graph.Channels {
+	for _, ch := range p.graph.ChannelsInNameOrder() {
 		if canceled(ctx) {
 			break
 		}

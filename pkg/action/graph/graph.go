@@ -579,7 +579,10 @@ type PathJSON struct {
 	To        VersionJSON   `json:"to"`
 	Reached   bool          `json:"reached"`
 	Reason    string        `json:"reason"`
-	Steps     []StepJSON    `json:"steps"`
+	// InOtherChannels is set when the installed bundle is an entry of
+	// none of Channels but of these.
+	InOtherChannels []string   `json:"inOtherChannels,omitempty"`
+	Steps           []StepJSON `json:"steps"`
 }
 
 // PathsJSON is the -o json form of a path query.
@@ -592,7 +595,7 @@ func (r *PathResult) JSON() PathsJSON {
 	out := PathsJSON{Paths: []PathJSON{}}
 	for _, p := range r.Paths {
 		pj := PathJSON{Package: p.Package, Semantics: p.Semantics, Channels: p.Channels, From: installedJSON(p.From),
-			To: nodeJSON(p.End()), Reached: p.Reached, Reason: p.Reason, Steps: []StepJSON{}}
+			To: nodeJSON(p.End()), Reached: p.Reached, Reason: p.Reason, InOtherChannels: p.InOtherChannels, Steps: []StepJSON{}}
 		for j, s := range p.Steps {
 			sj := StepJSON{From: nodeJSON(s.From), To: nodeJSON(s.To), Channel: s.Channel, Edges: edgesJSON(s.Edges), Note: s.Note}
 			if c := r.stepCRD(len(out.Paths), j); c != nil {
@@ -677,6 +680,14 @@ func (r *PathResult) WriteText(w io.Writer) error {
 		}
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
+		}
+		if others := p.InOtherChannels; !p.Reached && len(others) > 0 {
+			followed := strings.Join(p.Channels, ", ")
+			if len(others) == 1 {
+				fmt.Fprintf(w, "Hint: %s is in channel %s, not in %s: follow it with -c %s.\n", p.From.Name, others[0], followed, others[0])
+			} else {
+				fmt.Fprintf(w, "Hint: %s is in channels %s, not in %s: follow one of them with -c CHANNEL.\n", p.From.Name, strings.Join(others, ", "), followed)
+			}
 		}
 	}
 	return nil

@@ -190,11 +190,15 @@ type OperatorJSON struct {
 	// Action is "none" (ok), "upgrade" (to Target, by Steps), "remove"
 	// (nothing reachable unblocks) or "check" (the installed bundle is
 	// unknown and nothing reachable is known to be fine).
-	Action      string        `json:"action"`
-	Advice      string        `json:"advice,omitempty"`
-	Target      *VersionJSON  `json:"target"`
-	Steps       []StepJSON    `json:"steps"`
-	Unreachable []VersionJSON `json:"unreachable,omitempty"`
+	Action string `json:"action"`
+	Advice string `json:"advice,omitempty"`
+	// InOtherChannels is set when the installed bundle is an entry of
+	// none of Channels but of these; ChannelNote says so.
+	InOtherChannels []string      `json:"inOtherChannels,omitempty"`
+	ChannelNote     string        `json:"channelNote,omitempty"`
+	Target          *VersionJSON  `json:"target"`
+	Steps           []StepJSON    `json:"steps"`
+	Unreachable     []VersionJSON `json:"unreachable,omitempty"`
 }
 
 // UpgradeableJSON is the -o json form of a cluster upgrade check.
@@ -224,7 +228,8 @@ func (r *UpgradeableResult) JSON() UpgradeableJSON {
 		Upgradeable: r.Upgradeable(), Operators: []OperatorJSON{}}
 	for _, c := range r.Checks {
 		o := OperatorJSON{Package: c.Package, Channels: c.Channels, Installed: installedJSON(c.Installed), Status: c.Status,
-			Reason: c.Reason, Action: actionOf(c), Advice: c.Advice, Steps: []StepJSON{}}
+			Reason: c.Reason, Action: actionOf(c), Advice: c.Advice, Steps: []StepJSON{},
+			InOtherChannels: c.InOtherChannels, ChannelNote: c.ChannelNote}
 		if c.Max != nil {
 			o.MaxOpenShiftVersion = c.Max.String()
 		}
@@ -255,9 +260,22 @@ func (r *UpgradeableResult) WriteText(w io.Writer) error {
 		if len(c.Channels) > 1 {
 			chans = "channels " + strings.Join(c.Channels, ", ")
 		}
+		switch {
+		case len(c.InOtherChannels) > 0 && len(c.Channels) > 1:
+			chans += " (in none of them)"
+		case len(c.InOtherChannels) > 0:
+			chans += " (not in it)"
+		}
 		fmt.Fprintf(w, "\n%s: %s, %s: %s\n", c.Package, c.Installed.Label(), chans, c.Status)
 		if c.Installed.Note != "" {
 			fmt.Fprintf(w, "  Note: %s (write PACKAGE=BUNDLE@VERSION if it was named otherwise).\n", c.Installed.Note)
+		}
+		if c.ChannelNote != "" {
+			if len(c.InOtherChannels) == 1 {
+				fmt.Fprintf(w, "  Note: %s: give --channel %s=%s if the subscription follows it.\n", c.ChannelNote, c.Package, c.InOtherChannels[0])
+			} else {
+				fmt.Fprintf(w, "  Note: %s: give the channel the subscription follows with --channel %s=CHANNEL.\n", c.ChannelNote, c.Package)
+			}
 		}
 		fmt.Fprintf(w, "  %s.\n", upperFirst(c.Reason))
 		if c.Status == gr.ClusterOK {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/pkg/image"
 )
 
 // Options describe the manifests of one catalog image.
@@ -238,11 +240,32 @@ func parseImage(s string) (name.Reference, error) {
 	if s == "" {
 		return nil, usagef("no image: give the catalog image reference")
 	}
+	if what := localImage(s); what != "" {
+		return nil, usagef("%q is %s on this machine, which no cluster can pull: push the catalog to a registry the cluster can reach and give that reference (opm build catalog DIR -t REGISTRY/REPO:TAG builds and pushes it; an image already built can be copied there, e.g. with skopeo copy or crane push)", s, what)
+	}
 	ref, err := name.ParseReference(s, name.StrictValidation)
 	if err != nil {
 		return nil, usagef("invalid image %q: want a registry image reference with a tag or digest (HOST/REPO:TAG or HOST/REPO@sha256:...): %v", s, err)
 	}
 	return ref, nil
+}
+
+// localImage says what s is when it names an image on this machine (an
+// OCI layout or archive, a docker archive, a path), "" otherwise.
+func localImage(s string) string {
+	for _, t := range []struct{ prefix, what string }{
+		{"oci:", "an OCI image layout"},
+		{"oci-archive:", "an OCI archive"},
+		{"docker-archive:", "a docker archive"},
+	} {
+		if strings.HasPrefix(s, t.prefix) {
+			return t.what
+		}
+	}
+	if image.IsPath(s) {
+		return "a path"
+	}
+	return ""
 }
 
 // objectName checks name, or derives one from the image's repository.

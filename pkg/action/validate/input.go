@@ -206,3 +206,17 @@ func configNotIgnored(res *validate.Result) {
 		}
 	}
 }
+
+// bundleDirHelp adds help to a load error of a bundle directory (manifests/
+// and metadata/) given where a catalog goes: its manifests are no FBC.
+func bundleDirHelp(res *validate.Result, ref string) {
+	if st, err := os.Stat(ref); err != nil || !st.IsDir() || !render.IsBundleDir(ref) {
+		return
+	}
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		if f.Code == validate.CodeLoad && f.Help == "" {
+			f.Help = fmt.Sprintf("%s is a bundle directory (manifests/ and metadata/), not a file-based catalog: check the bundle with opm bundle validate %s, or render it as a catalog blob with opm render %s", ref, ref, ref)
+		}
+	}
+}

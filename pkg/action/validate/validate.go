@@ -213,6 +213,7 @@ func validateInput(ctx context.Context, opts Options, vopts validate.Options) (*
 		if IsContentError(err) {
 			res := validate.LoadErrorResult(err)
 			configNotIgnored(res)
+			bundleDirHelp(res, opts.Ref)
 			return res, nil
 		}
 		return nil, err

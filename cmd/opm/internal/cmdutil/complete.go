@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/opmkit/opm/internal/nameorder"
 	"github.com/opmkit/opm/pkg/declcfg"
+	"github.com/opmkit/opm/pkg/graph"
 	"github.com/opmkit/opm/pkg/migrations"
 )
 
@@ -122,8 +124,9 @@ func completionCatalog(refs []string) *declcfg.DeclarativeConfig {
 	return out
 }
 
-// names returns the sorted, unique names that start with prefix and are
-// not in except.
+// names returns the unique names that start with prefix and are not in
+// except, in nameorder (stable-3.6 before stable-3.10): completions are
+// returned with cobra.ShellCompDirectiveKeepOrder, so the shell keeps it.
 func names(all []string, prefix string, except []string) []string {
 	var out []string
 	for _, n := range all {
@@ -131,9 +134,13 @@ func names(all []string, prefix string, except []string) []string {
 			out = append(out, n)
 		}
 	}
-	slices.Sort(out)
+	nameorder.Sort(out)
 	return slices.Compact(out)
 }
+
+// namesDirective is the directive of name completions: no file names, and
+// the order given (the shells sort byte by byte otherwise).
+const namesDirective = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 
 // Completion lists, for one completion, names from the catalogs of refs.
 type Completion struct {
@@ -166,6 +173,21 @@ func (c Completion) Channels(cmd *cobra.Command, args []string, toComplete, pkg 
 	}, pkg)
 }
 
+// Versions completes what names an installed bundle: the bundle names of
+// pkg (every package's when pkg is "") and their versions, so that
+// "--from 3.17<Tab>" offers 3.17.0, 3.17.1, ...
+func (c Completion) Versions(cmd *cobra.Command, args []string, toComplete, pkg string) ([]string, cobra.ShellCompDirective) {
+	return c.complete(cmd, args, toComplete, nil, func(cfg *declcfg.DeclarativeConfig, add func(pkg, name string)) {
+		for i := range cfg.Bundles {
+			b := &cfg.Bundles[i]
+			add(b.Package, b.Name)
+			if v, err := graph.BundleVersion(b); err == nil {
+				add(b.Package, v.String())
+			}
+		}
+	}, pkg)
+}
+
 // Bundles completes the bundle names of pkg (every package's when pkg is
 // "").
 func (c Completion) Bundles(cmd *cobra.Command, args []string, toComplete, pkg string, except ...string) ([]string, cobra.ShellCompDirective) {
@@ -185,7 +207,7 @@ func (c Completion) complete(cmd *cobra.Command, args []string, toComplete strin
 			all = append(all, name)
 		}
 	})
-	return names(all, toComplete, except), cobra.ShellCompDirectiveNoFileComp
+	return names(all, toComplete, except), namesDirective
 }
 
 // FlagValue returns the value of cmd's flag name, or "" (for completions

@@ -71,7 +71,11 @@ images with no server (FROM scratch).
 --image-template sets the olm.catalogImageTemplate annotation: OLM replaces
 {kube_major_version}, {kube_minor_version} and {kube_patch_version} with the
 cluster's Kubernetes version to choose the image, so a cluster upgrade moves
-it to the matching catalog.`,
+it to the matching catalog.
+
+IMAGE must be in a registry the cluster can pull from: an image on this
+machine (oci:, oci-archive:, docker-archive:, a path) is refused; push it
+first ('opm build catalog DIR -t REGISTRY/REPO:TAG' builds and pushes).`,
 		Example: `  opm generate catalogsource quay.io/example/catalog:v1 -n openshift-marketplace \
     --display-name "Example Operators" --publisher Example --poll-interval 30m
   opm generate catalogsource quay.io/example/catalog:v1.30 \
@@ -112,7 +116,11 @@ catalog image: OLM v1's catalogd unpacks the image and serves its catalog
 label names; the image needs no server).
 
 --poll-interval is a whole number of minutes; an image named by digest is
-never polled.`,
+never polled.
+
+IMAGE must be in a registry the cluster can pull from: an image on this
+machine (oci:, oci-archive:, docker-archive:, a path) is refused; push it
+first ('opm build catalog DIR -t REGISTRY/REPO:TAG' builds and pushes).`,
 		Example: `  opm generate clustercatalog quay.io/example/catalog:v1 --poll-interval 15m --priority 10`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -68,10 +68,11 @@ func addCommonFlags(cmd *cobra.Command, opts *graph.Options, output *string, def
 	})
 }
 
-// completeBundles completes flag with the bundle names of --package.
-func completeBundles(cmd *cobra.Command, flag string) {
+// completeVersions completes flag with the bundle names of --package and
+// their versions.
+func completeVersions(cmd *cobra.Command, flag string) {
 	_ = cmd.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		return names.Bundles(cmd, args, toComplete, cmdutil.FlagValue(cmd, "package"))
+		return names.Versions(cmd, args, toComplete, cmdutil.FlagValue(cmd, "package"))
 	})
 }
 
@@ -192,7 +193,7 @@ func addFromFlags(cmd *cobra.Command, from, bundle *string) {
 	f.StringVar(from, "from", "", "installed version or bundle name")
 	f.StringVar(bundle, "from-bundle", "", "installed bundle's name, when the catalog no longer has it")
 	cmd.MarkFlagsOneRequired("from", "from-bundle")
-	completeBundles(cmd, "from")
+	completeVersions(cmd, "from")
 }
 
 func newPathCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -250,7 +251,7 @@ reached, the reason is printed and the exit code is 1.
 	addFromFlags(cmd, &opts.From, &opts.FromBundle)
 	f := cmd.Flags()
 	f.StringVar(&opts.To, "to", "", "version (or bundle name) to reach")
-	completeBundles(cmd, "to")
+	completeVersions(cmd, "to")
 	f.StringVar(&opts.Version, "version", "", "OLM v1 version range every step must stay in")
 	f.StringVar(&opts.Semantics, "semantics", string(gr.Classic), "upgrade semantics (classic|v1)")
 	cmd.MarkFlagsMutuallyExclusive("to", "version")
