@@ -63,7 +63,7 @@ func WriteAlpha1(w io.Writer, reports []*Report) error {
 		list := make([]alpha1Named, len(reports))
 		for i, r := range reports {
 			a := r.Alpha1()
-			list[i] = alpha1Named{Bundle: r.Bundle.Source, Passed: a.Passed, Outputs: a.Outputs}
+			list[i] = alpha1Named{Bundle: r.Source, Passed: a.Passed, Outputs: a.Outputs}
 		}
 		v = list
 	}

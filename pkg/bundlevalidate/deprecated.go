@@ -87,7 +87,7 @@ func LatestRemoval() string { return removals[len(removals)-1].version.String() 
 
 func (c *checker) checkDeprecatedAPIs() {
 	c.begin("alpha-deprecated-apis")
-	c.deprecatedAPIs("deprecated-api")
+	c.deprecatedAPIs()
 }
 
 // offender is one use of a removed API: its name in upstream's message,
@@ -97,9 +97,8 @@ type offender struct {
 	where at
 }
 
-// deprecatedAPIs runs the checks for every removal; prefix names the rule
-// codes.
-func (c *checker) deprecatedAPIs(prefix string) {
+// deprecatedAPIs runs the checks for every removal.
+func (c *checker) deprecatedAPIs() {
 	b := c.b
 	csv := b.CSV
 	name := csv.Name
@@ -108,7 +107,7 @@ func (c *checker) deprecatedAPIs(prefix string) {
 	if given != "" {
 		if _, err := semver.ParseTolerant(given); err != nil {
 			d := "invalid value informed via the k8s key option : " + given
-			c.add(Finding{Severity: SeverityError, Code: prefix + "-k8s-version-invalid", Upstream: apiError(levelError, "", str(name), d),
+			c.add(Finding{Severity: SeverityError, Code: "deprecated-api-k8s-version", Upstream: apiError(levelError, "", str(name), d),
 				Message: fmt.Sprintf("--optional-values k8s-version=%s is not a Kubernetes version", given)}, at{})
 		}
 	}
@@ -117,7 +116,7 @@ func (c *checker) deprecatedAPIs(prefix string) {
 		mk, err := semver.ParseTolerant(v)
 		if err != nil {
 			d := "unable to use csv.Spec.MinKubeVersion to verify the CRD/Webhook apis because it has an invalid value: " + v
-			c.add(Finding{Severity: SeverityError, Code: prefix + "-min-kube-version-invalid", Upstream: apiError(levelError, "", str(name), d),
+			c.add(Finding{Severity: SeverityError, Code: "deprecated-api-min-kube-version", Upstream: apiError(levelError, "", str(name), d),
 				Message: fmt.Sprintf("spec.minKubeVersion %q does not parse, so it cannot tell which removed APIs matter", v)}, atManifest(csv.Manifest, "spec.minKubeVersion"))
 		}
 		minKube = mk
@@ -129,15 +128,15 @@ func (c *checker) deprecatedAPIs(prefix string) {
 			if target.GE(r.version) || minKube.GE(r.version) {
 				sev = SeverityError
 			}
-			c.deprecationFinding(prefix, sev, r.version, found, false)
+			c.deprecationFinding(sev, r.version, found, false)
 		}
 		if len(perms) > 0 {
-			c.deprecationFinding(prefix, SeverityWarning, r.version, perms, true)
+			c.deprecationFinding(SeverityWarning, r.version, perms, true)
 		}
 	}
 }
 
-func (c *checker) deprecationFinding(prefix string, sev Severity, v semver.Version, found map[string][]offender, rbac bool) {
+func (c *checker) deprecationFinding(sev Severity, v semver.Version, found map[string][]offender, rbac bool) {
 	keys := make([]string, 0, len(found))
 	for k := range found {
 		keys = append(keys, k)
@@ -165,9 +164,9 @@ func (c *checker) deprecationFinding(prefix string, sev Severity, v semver.Versi
 	}
 	message := fmt.Sprintf("the bundle %s removed in Kubernetes %d.%d: %s (https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v%d-%d)",
 		what, v.Major, v.Minor, strings.Join(human, "; "), v.Major, v.Minor)
-	code := prefix + "-removed"
+	code := "deprecated-api-removed"
 	if rbac {
-		code = prefix + "-removed-rbac"
+		code = "deprecated-api-removed-rbac"
 	}
 	c.add(Finding{Severity: sev, Code: code, Upstream: apiError(levelOf(sev), "", str(c.b.CSV.Name), d), Message: message}, found[keys[0]][0].where)
 }
@@ -258,4 +257,19 @@ func (c *checker) csvRemovedAPIs(r removal, found, perms map[string][]offender) 
 			}
 		}
 	}
+}
+
+// KubernetesVersionOf returns the Kubernetes version of an OpenShift
+// release ("4.16" is "1.29"): 4.1 and 4.2 are 1.13 and 1.14, and from 4.3
+// on each minor release is Kubernetes' minor plus 13.
+func KubernetesVersionOf(ocp string) (string, error) {
+	v, err := semver.ParseTolerant(strings.TrimPrefix(strings.TrimSpace(ocp), "v"))
+	if err != nil || v.Major != 4 {
+		return "", fmt.Errorf("%q is not an OpenShift 4.x release", ocp)
+	}
+	minor := v.Minor + 13
+	if v.Minor < 3 {
+		minor = v.Minor + 12
+	}
+	return fmt.Sprintf("1.%d", minor), nil
 }

@@ -107,3 +107,11 @@ func atMetadata(f *manifest.MetadataFile, path string) at {
 	}
 	return at{l: f, path: path}
 }
+
+// ManifestOf returns the manifest a finding is about (nil when it is
+// about a metadata file or the bundle as a whole, or once its report is
+// released).
+func ManifestOf(f Finding) *manifest.Manifest {
+	m, _ := f.at.(*manifest.Manifest)
+	return m
+}

@@ -33,13 +33,13 @@ var standardCategories = map[string]bool{
 func (c *checker) checkOperatorHubV2() {
 	c.begin("operatorhubv2")
 	c.hubChecks("operatorhub", false)
-	c.deprecatedAPIs("operatorhub")
+	c.deprecatedAPIs()
 }
 
 func (c *checker) checkOperatorHub() {
 	c.begin("operatorhub")
 	c.hubChecks("operatorhub", true)
-	c.deprecatedAPIs("operatorhub")
+	c.deprecatedAPIs()
 	c.begin("operatorhub")
 	d := `The "operatorhub" validator is deprecated; for equivalent validation use "operatorhub/v2", "standardcapabilities" and "standardcategories" validators`
 	c.add(Finding{Severity: SeverityWarning, Code: "operatorhub-deprecated", Upstream: apiError(levelWarn, "", str(""), d),
@@ -83,8 +83,8 @@ func (c *checker) hubChecks(prefix string, all bool) {
 		}
 	}
 	if all {
-		c.capabilities("operatorhub")
-		c.categories("operatorhub")
+		c.capabilities()
+		c.categories()
 	}
 	if s.VersionParsed.Equals(semver.Version{}) {
 		c.invalidCSV(SeverityError, prefix+"-version", "csv.Spec.Version must be set", "spec.version is not set (or 0.0.0)", atManifest(m, "spec.version"))
@@ -115,14 +115,14 @@ func (c *checker) hubChecks(prefix string, all bool) {
 
 func (c *checker) checkCapabilities() {
 	c.begin("capabilities")
-	c.capabilities("capabilities")
+	c.capabilities()
 }
 
-func (c *checker) capabilities(prefix string) {
+func (c *checker) capabilities() {
 	csv := c.b.CSV
 	if v, ok := csv.Metadata.Annotations["capabilities"]; ok && !validCapabilities[v] {
 		d := fmt.Sprintf("csv.Metadata.Annotations.Capabilities %q is not a valid capabilities level", v)
-		c.invalidCSV(SeverityError, prefix+"-capabilities", d,
+		c.invalidCSV(SeverityError, "capabilities-invalid", d,
 			fmt.Sprintf("capabilities %q is not one of Basic Install, Seamless Upgrades, Full Lifecycle, Deep Insights, Auto Pilot", v),
 			atManifest(csv.Manifest, "metadata.annotations.capabilities"))
 	}
@@ -130,10 +130,10 @@ func (c *checker) capabilities(prefix string) {
 
 func (c *checker) checkCategories() {
 	c.begin("categories")
-	c.categories("categories")
+	c.categories()
 }
 
-func (c *checker) categories(prefix string) {
+func (c *checker) categories() {
 	csv := c.b.CSV
 	v, ok := csv.Metadata.Annotations["categories"]
 	if !ok {
@@ -145,7 +145,7 @@ func (c *checker) categories(prefix string) {
 		cats, err := c.customCategories(path)
 		if err != nil {
 			d := fmt.Sprintf("could not extract custom categories from categories %#v: %s", map[string]struct{}(nil), err)
-			c.invalidCSV(SeverityError, prefix+"-categories-file", d, fmt.Sprintf("the categories file %s (OPERATOR_BUNDLE_CATEGORIES): %v", path, err), where)
+			c.invalidCSV(SeverityError, "categories-file", d, fmt.Sprintf("the categories file %s (OPERATOR_BUNDLE_CATEGORIES): %v", path, err), where)
 			return
 		}
 		set, custom = cats, true
@@ -159,7 +159,7 @@ func (c *checker) categories(prefix string) {
 			kind = "custom"
 		}
 		d := fmt.Sprintf("csv.Metadata.Annotations[\"categories\"] value %q is not in the set of %s categories", cat, kind)
-		c.invalidCSV(SeverityError, prefix+"-categories", d, fmt.Sprintf("category %q is not one of the %s categories", strings.TrimSpace(cat), kind), where)
+		c.invalidCSV(SeverityError, "categories-invalid", d, fmt.Sprintf("category %q is not one of the %s categories", strings.TrimSpace(cat), kind), where)
 	}
 }
 

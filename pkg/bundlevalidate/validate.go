@@ -22,7 +22,9 @@ package bundlevalidate
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/opmkit/opm/pkg/bundle/manifest"
 )
@@ -56,13 +58,54 @@ type Options struct {
 
 // Report is what validating one bundle found.
 type Report struct {
-	// Bundle is the bundle validated.
+	// Bundle is the bundle validated (nil once Release is called).
 	Bundle *manifest.Bundle
+	// Source, Name and Package are the bundle's (see manifest.Bundle).
+	Source, Name, Package string
 	// Findings are every problem found, in upstream's order of output
 	// (each validator's warnings, then its errors).
 	Findings []Finding
 	// Dir is the directory named in the format message.
 	Dir string
+	// FilePrefix is how the bundle's files are reached ("bundles/foo/",
+	// "quay.io/acme/foo-bundle:v1:"), for callers that print paths.
+	FilePrefix string
+}
+
+// Add appends findings (those of external validators).
+func (r *Report) Add(fs ...Finding) { r.Findings = append(r.Findings, fs...) }
+
+// Release drops the report's references to the bundle (its files): keep
+// a report after it, and the bundle's memory goes. Findings not located
+// by then have no position.
+func (r *Report) Release() {
+	r.Bundle = nil
+	for i := range r.Findings {
+		r.Findings[i].at = nil
+	}
+}
+
+// LoadErrorReport is the report of a bundle that could not be read at
+// all.
+func LoadErrorReport(source string, err error) *Report {
+	msg := err.Error()
+	return &Report{Source: source, Dir: source, Findings: []Finding{{Severity: SeverityError, Validator: "load", Code: "load-unreadable", Upstream: msg, Message: msg}}}
+}
+
+// ExternalFinding is a finding of an external validator (operator-sdk's
+// --alpha-select-external), from the parts of operator-framework/api's
+// error it printed.
+func ExternalFinding(sev Severity, validator, level, field string, value any, detail string) Finding {
+	var v *string
+	if value != nil {
+		s := fmt.Sprint(value)
+		v = &s
+	}
+	if level == "" {
+		level = levelOf(sev)
+	}
+	up := apiError(level, field, v, detail)
+	return Finding{Severity: sev, Validator: validator, Code: "external", Upstream: up, Message: strings.TrimPrefix(strings.TrimPrefix(up, level+": "), "Value : ")}
 }
 
 // Passed reports whether the bundle has no error.
@@ -149,7 +192,7 @@ func Validate(ctx context.Context, b *manifest.Bundle, opts Options) (*Report, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &Report{Bundle: b, Findings: c.ordered(), Dir: c.dir}, nil
+	return &Report{Bundle: b, Source: b.Source, Name: b.Name(), Package: b.Package(), Findings: c.ordered(), Dir: c.dir}, nil
 }
 
 // checkContent runs the content validators as operator-sdk's

@@ -49,6 +49,9 @@ type Options struct {
 	// CRDUpgrades, when set, checks the CRDs of every upgrade edge
 	// (crdupgrade.go).
 	CRDUpgrades *CRDUpgradeOptions
+	// Bundles, when set, validates every bundle as `opm bundle validate`
+	// does (bundles.go).
+	Bundles *BundleOptions
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -147,6 +150,15 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 				results[i] = checkGroup(g, sc)
 				if opts.CRDUpgrades != nil {
 					fs, err := g.crdUpgradeChecks(ctx, opts.CRDUpgrades)
+					if err != nil {
+						errs[w] = err
+						next.Store(int64(len(names)))
+						return
+					}
+					results[i].other = append(results[i].other, fs...)
+				}
+				if opts.Bundles != nil {
+					fs, err := g.bundleChecks(ctx, opts.Bundles)
 					if err != nil {
 						errs[w] = err
 						next.Store(int64(len(names)))
