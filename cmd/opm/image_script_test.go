@@ -11,12 +11,13 @@ import (
 
 // TestImageScript runs testdata/imagescript/*.txtar: image references
 // through the CLI, with commands that start an in-process registry and push
-// images (see registrytest.ScriptCmds), and `envsubst IN OUT` (see
-// TestTemplateScript). TMPDIR is $WORK/tmp, so scripts can check that
+// images (see registrytest.ScriptCmds), `envsubst IN OUT` (see
+// TestTemplateScript) and `exits CODE PROGRAM...` (see TestScript). TMPDIR is $WORK/tmp, so scripts can check that
 // nothing is left behind.
 func TestImageScript(t *testing.T) {
 	cmds := registrytest.ScriptCmds()
 	cmds["envsubst"] = cmdEnvsubst
+	cmds["exits"] = cmdExits
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/imagescript",
 		RequireExplicitExec: true,

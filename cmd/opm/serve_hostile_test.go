@@ -11,8 +11,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -373,11 +371,7 @@ func reseal(t *testing.T, sub string, edit func(m *serve.CacheMeta)) {
 		t.Fatal(err)
 	}
 	edit(&m)
-	m.Seal = ""
-	j, _ := json.Marshal(m)
-	sum := sha256.Sum256(j)
-	m.Seal = "sha256:" + hex.EncodeToString(sum[:])
-	j, _ = json.Marshal(m)
+	j, _ := json.Marshal(m.Sealed())
 	if err := os.WriteFile(filepath.Join(sub, "meta.json"), j, 0o644); err != nil {
 		t.Fatal(err)
 	}

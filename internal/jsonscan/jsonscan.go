@@ -4,7 +4,11 @@
 // They check nesting and string boundaries only, not tokens.
 package jsonscan
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
 
 // IndexQuoteOrBackslash returns the index of the first '"' or '\\' in b,
 // or -1.
@@ -91,4 +95,79 @@ func SkipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// Members calls fn with the key and raw value of each member of the JSON
+// object data, in order. It scans without decoding, and reports false when
+// data is not an object or a string or nesting in it does not end (fn may
+// have been called for the members before).
+func Members(data []byte, fn func(key string, value []byte)) bool {
+	i := SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = SkipSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		end := SkipString(data, i)
+		if end < 0 {
+			return false
+		}
+		quoted := data[i:end]
+		k := string(quoted[1 : len(quoted)-1])
+		if strings.IndexByte(k, '\\') >= 0 {
+			k = unquote(quoted)
+		}
+		i = SkipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		v := SkipSpace(data, i+1)
+		ve := SkipValue(data, v)
+		if ve < 0 {
+			return false
+		}
+		fn(k, data[v:ve])
+		i = SkipSpace(data, ve)
+		if i < len(data) && data[i] == ',' {
+			i = SkipSpace(data, i+1)
+		}
+	}
+	return true
+}
+
+// Member returns the raw value of key in the JSON object data (the last
+// one, as decoding keeps), or nil when data is not an object or has no
+// such key. It scans without decoding, so that a field of a large object
+// (the kind of a manifest, a CRD's name) costs one light scan.
+func Member(data []byte, key string) []byte {
+	var found []byte
+	if !Members(data, func(k string, v []byte) {
+		if k == key {
+			found = v
+		}
+	}) {
+		return nil
+	}
+	return found
+}
+
+// StringMember returns the string value of key in the object data (""
+// when absent or not a string).
+func StringMember(data []byte, key string) string {
+	v := Member(data, key)
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	return unquote(v)
+}
+
+func unquote(q []byte) string {
+	var s string
+	if json.Unmarshal(bytes.TrimSpace(q), &s) != nil {
+		return ""
+	}
+	return s
 }

@@ -32,6 +32,11 @@ import (
 // DefaultMaxFileSize is the default limit on the size of one file.
 const DefaultMaxFileSize int64 = 256 << 20
 
+// DefaultMaxStdinSize is the default limit on the whole of standard input
+// (a stream read to its end): 64 MiB, as a template. The largest public
+// catalogs render to about 21 MB.
+const DefaultMaxStdinSize int64 = 64 << 20
+
 var (
 	// ErrEscapes is the error of a name that resolves outside the
 	// directory being read (through a symbolic link, or an absolute link).
@@ -49,6 +54,9 @@ type TooLargeError struct {
 	// Document is set when the limit was hit by one document or value of
 	// a stream, rather than by a file.
 	Document bool
+	// Stdin is set when the limit was the one on the whole of standard
+	// input (Limits.MaxStdinSize), rather than on one file.
+	Stdin bool
 	// For names what a fixed limit applies to ("registries.conf files"):
 	// set, the limit is not the one on catalog and bundle files that the
 	// context carries (and --max-file-size sets). ReadRegular's limits
@@ -62,6 +70,9 @@ func (e *TooLargeError) Error() string {
 			return fmt.Sprintf("larger than the limit of %s for %s", FormatSize(e.Limit), e.For)
 		}
 		return fmt.Sprintf("file size %s is over the limit of %s for %s", FormatSize(e.Size), FormatSize(e.Limit), e.For)
+	}
+	if e.Stdin {
+		return fmt.Sprintf("standard input is larger than its limit of %s (set with --max-stdin-size)", FormatSize(e.Limit))
 	}
 	if e.Document {
 		return fmt.Sprintf("a document or value larger than the limit of %s on a single file", FormatSize(e.Limit))
@@ -80,7 +91,7 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 // over a fixed limit.
 func IsFileSizeLimit(err error) bool {
 	var te *TooLargeError
-	return errors.As(err, &te) && te.For == ""
+	return errors.As(err, &te) && te.For == "" && !te.Stdin
 }
 
 // LimitFor names, in err's *TooLargeError (if it has one), what the fixed
@@ -117,6 +128,9 @@ type Limits struct {
 	// MaxFileSize is the largest file read, in bytes; 0 or less means no
 	// limit.
 	MaxFileSize int64
+	// MaxStdinSize is the most read of standard input (see StdinReader),
+	// in bytes; 0 or less means no limit.
+	MaxStdinSize int64
 	// FollowExternalLinks makes OpenDir follow symbolic links that lead
 	// outside the directory (or are absolute), as upstream opm does. Off by
 	// default: a catalog from a pull request must not read the host's
@@ -138,7 +152,7 @@ func LimitsFrom(ctx context.Context) Limits {
 	if l, ok := ctx.Value(limitsKey{}).(Limits); ok {
 		return l
 	}
-	return Limits{MaxFileSize: DefaultMaxFileSize}
+	return Limits{MaxFileSize: DefaultMaxFileSize, MaxStdinSize: DefaultMaxStdinSize}
 }
 
 // FS is a bounded view of a filesystem. It implements fs.FS, fs.StatFS,
@@ -528,6 +542,37 @@ func (f *boundedFile) ReadAt(p []byte, off int64) (int, error) {
 // its readers bound what they hold of it.
 func Reader(ctx context.Context, r io.Reader) io.Reader {
 	return &ctxReader{ctx: ctx, r: r}
+}
+
+// StdinReader is Reader for standard input read to its end, which also
+// refuses more than the limit of ctx on the whole of it (MaxStdinSize)
+// with a *TooLargeError: an endless stream of small documents, each within
+// the limit on one file, must not grow until memory runs out.
+func StdinReader(ctx context.Context, r io.Reader) io.Reader {
+	cr := Reader(ctx, r)
+	limit := LimitsFrom(ctx).MaxStdinSize
+	if limit <= 0 {
+		return cr
+	}
+	return &cappedReader{r: cr, left: limit, limit: limit}
+}
+
+type cappedReader struct {
+	r     io.Reader
+	left  int64 // bytes that may still be read
+	limit int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return 0, &TooLargeError{Size: -1, Limit: c.limit, Stdin: true}
+	}
+	return n, err
 }
 
 type ctxReader struct {

@@ -265,3 +265,24 @@ func TestReadRegular(t *testing.T) {
 		t.Fatal("ReadRegular blocked")
 	}
 }
+
+func TestStdinReaderLimit(t *testing.T) {
+	ctx := WithLimits(context.Background(), Limits{MaxStdinSize: 10})
+	got, err := io.ReadAll(StdinReader(ctx, strings.NewReader("0123456789")))
+	if err != nil || string(got) != "0123456789" {
+		t.Fatalf("at the limit: %q %v", got, err)
+	}
+	_, err = io.ReadAll(StdinReader(ctx, strings.NewReader("0123456789x")))
+	var te *TooLargeError
+	if !errors.As(err, &te) || !te.Stdin || te.Limit != 10 || IsFileSizeLimit(err) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	// 0: no limit.
+	ctx = WithLimits(context.Background(), Limits{})
+	if got, err := io.ReadAll(StdinReader(ctx, strings.NewReader(strings.Repeat("x", 1000)))); err != nil || len(got) != 1000 {
+		t.Fatalf("no limit: %d %v", len(got), err)
+	}
+	if LimitsFrom(context.Background()).MaxStdinSize != DefaultMaxStdinSize {
+		t.Fatal("default")
+	}
+}

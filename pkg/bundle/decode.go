@@ -374,3 +374,15 @@ func convertYAML(v any, depth int) (any, error) {
 	}
 	return nil, errSlowPath
 }
+
+// DecodeAnnotations decodes an annotations file (metadata/annotations.yaml)
+// as a bundle's metadata files are decoded, keeping every annotation.
+func DecodeAnnotations(data []byte) (map[string]string, error) {
+	var v struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := decodeTyped(data, &v); err != nil {
+		return nil, err
+	}
+	return v.Annotations, nil
+}

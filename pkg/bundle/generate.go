@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -183,8 +184,10 @@ func (a Annotations) YAML() []byte {
 // Dockerfile returns upstream's bundle.Dockerfile: FROM base, a LABEL per
 // annotation (the default channel's only when set), and the manifests and
 // metadata directories (paths relative to the Dockerfile's directory)
-// copied to /manifests/ and /metadata/. A path holding white space is
-// written in the JSON form of COPY, which the plain form cannot carry.
+// copied to /manifests/ and /metadata/. A path holding white space, a
+// control character, a quote or a backslash is written in the JSON form of
+// COPY, as JSON strings in which every such character is escaped: a
+// directory name cannot add a line to the Dockerfile (see DockerfilePath).
 func (a Annotations) Dockerfile(base, manifests, metadata string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "FROM %s\n\n", base)
@@ -199,14 +202,55 @@ func (a Annotations) Dockerfile(base, manifests, metadata string) []byte {
 	return []byte(b.String())
 }
 
+// DockerfilePath refuses a path that a Dockerfile cannot name exactly: one
+// that is not valid UTF-8 (JSON strings hold text only).
+func DockerfilePath(p string) error {
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("%q is not valid UTF-8: bundle.Dockerfile cannot name it (rename the directory)", p)
+	}
+	return nil
+}
+
+// plainPath reports whether COPY's plain form carries p as it is.
+func plainPath(p string) bool {
+	for _, r := range p {
+		if r == '"' || r == '\\' || unicode.IsSpace(r) || unicode.IsControl(r) || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
 func copyLine(src, dst string) string {
-	if strings.IndexFunc(src, func(r rune) bool { return unicode.IsSpace(r) || r == '"' || r == '\\' }) < 0 {
+	if plainPath(src) {
 		return fmt.Sprintf("COPY %s %s\n", src, dst)
 	}
-	q := func(s string) string {
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	return fmt.Sprintf("COPY [%s, %s]\n", jsonQuote(src), jsonQuote(dst))
+}
+
+// jsonQuote writes s as a JSON string of printable characters: quotes and
+// backslashes escaped, and every control, line-separating or otherwise
+// unprintable character (U+0085, U+2028, ...) as a \u escape, so that no
+// Dockerfile parser sees a line break in it.
+func jsonQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == ' ' || (unicode.IsPrint(r) && !unicode.IsSpace(r)):
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
 	}
-	return fmt.Sprintf("COPY [%s, %s]\n", q(src), q(dst))
+	b.WriteByte('"')
+	return b.String()
 }
 
 // CheckAnnotations compares an existing annotations file with the

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -170,4 +171,46 @@ func FuzzAnnotations(f *testing.F) {
 			t.Fatalf("%+v: %d Dockerfile lines, want %d:\n%s", a, len(lines), want, strings.Join(lines, "\n"))
 		}
 	})
+}
+
+// TestDockerfileHostilePaths: a directory name holding a line break, a
+// control character or a quote cannot add a Dockerfile line or end the
+// COPY's string: the path is a JSON string of COPY's exec form, which
+// reads back as the path (issue 30 item 11).
+func TestDockerfileHostilePaths(t *testing.T) {
+	a := Annotations{MediaType: MediaTypeRegistryV1, Package: "p", Channels: "stable"}
+	for _, dir := range []string{
+		"x\nRUN touch /pwned\n#/manifests",
+		"x\rRUN evil",
+		"x\u2028RUN evil",
+		"x\x00y\x1b[31m",
+		`x", "/etc/"] ["y`,
+		`back\slash`,
+		"\u0085next line",
+	} {
+		df := string(a.Dockerfile("scratch", dir, "metadata"))
+		lines := strings.Split(strings.TrimSuffix(df, "\n"), "\n")
+		last := lines[len(lines)-2]
+		if len(lines) != 10 || !strings.HasPrefix(last, "COPY [") {
+			t.Errorf("%q: Dockerfile has lines %q", dir, lines)
+			continue
+		}
+		if strings.IndexFunc(last, func(r rune) bool { return r < ' ' || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 }) >= 0 {
+			t.Errorf("%q: raw control or line-separator character in %q", dir, last)
+		}
+		var args []string
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(last, "COPY ")), &args); err != nil || len(args) != 2 || args[0] != dir || args[1] != "/manifests/" {
+			t.Errorf("%q: %q reads back as %q (%v)", dir, last, args, err)
+		}
+	}
+	if err := DockerfilePath("a\xffb"); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("invalid UTF-8: %v", err)
+	}
+	if err := DockerfilePath("a\nb"); err != nil {
+		t.Errorf("a line break is escaped, not refused: %v", err)
+	}
+	// Ordinary paths keep upstream's plain form, byte for byte.
+	if got := string(a.Dockerfile("scratch", "manifests/", "metadata/")); !strings.HasSuffix(got, "\nCOPY manifests/ /manifests/\nCOPY metadata/ /metadata/\n") {
+		t.Errorf("plain form lost:\n%s", got)
+	}
 }

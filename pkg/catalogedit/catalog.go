@@ -50,6 +50,7 @@ type Catalog struct {
 	files   map[string]*fileEdit
 	seq     int
 	changes []Change
+	kept    []KeptPath // see RemoveBundles
 }
 
 // Blob is one blob of the catalog and its editing state.

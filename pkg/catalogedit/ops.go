@@ -428,8 +428,29 @@ func (c *Catalog) fileOf(b *Blob) string {
 	return c.DisplayName(b.Pos.File)
 }
 
+// ErrCommaInChannel is matched by the error of a channel name that holds
+// a comma (see CheckChannelName).
+var ErrCommaInChannel = errors.New("channel names cannot hold commas (lists of channels are comma-separated)")
+
+// CheckChannelName refuses a channel name that is empty or holds a comma:
+// channels are listed comma-separated (the bundle annotation
+// operators.operatorframework.io.bundle.channels.v1, opm's --channel and
+// --to), so such a name could never be named again.
+func CheckChannelName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return errors.New("empty channel name")
+	}
+	if strings.Contains(name, ",") {
+		return fmt.Errorf("channel name %q holds a comma: %w", name, ErrCommaInChannel)
+	}
+	return nil
+}
+
 // createChannel adds a channel blob.
 func (c *Catalog) createChannel(pkg, name string, es []declcfg.ChannelEntry) error {
+	if err := CheckChannelName(name); err != nil {
+		return refusef("%v", err)
+	}
 	place, err := c.placeChannel(pkg, name)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // Removing bundles, and re-stitching the channels they leave.
@@ -21,10 +22,10 @@ import (
 // that skipped X now skips what X replaced and skipped. So every bundle
 // that could upgrade through X still can. When X was the head, the
 // entries it replaced or skipped become heads; the newest one stays head
-// and skips the others. Edges from X itself disappear (installs of X have
-// nowhere to go) unless KeepEdges keeps X's name in the skips of the
-// entries that took over, which is how OLM lets installs of a bundle that
-// left the catalog upgrade. What the new graph can no longer do is
+// and skips the others. X's name stays in the skips of the entries that
+// took over, which is how OLM lets installs of a bundle that left the
+// catalog upgrade (reported as kept paths); DropEdges drops it, and those
+// installs have nowhere to go. What the new graph can no longer do is
 // reported as lost paths.
 
 // StubResolver returns the name of the bundle a template's stub image
@@ -33,9 +34,10 @@ type StubResolver func(ctx context.Context, image string) (string, error)
 
 // RemoveOptions configure RemoveBundles.
 type RemoveOptions struct {
-	// KeepEdges keeps the removed bundles' names in the skips of the
-	// entries that upgraded from them.
-	KeepEdges bool
+	// DropEdges drops the removed bundles' names from the skips of the
+	// entries that upgraded from them: installs of a removed bundle are
+	// then left without an upgrade. By default the names are kept.
+	DropEdges bool
 	// Resolve names a template's bundle stubs that carry no name.
 	Resolve StubResolver
 }
@@ -51,6 +53,20 @@ type LostPath struct {
 	Removed bool     `json:"removed,omitempty"`
 	Message string   `json:"message"`
 }
+
+// KeptPath is a removed bundle whose installs still upgrade in a channel,
+// through the edges that keep its name.
+type KeptPath struct {
+	Channel string `json:"channel"`
+	// From is the removed bundle; To the bundles its installs upgrade to.
+	From    string   `json:"from"`
+	To      []string `json:"to"`
+	Message string   `json:"message"`
+}
+
+// KeptPaths returns the removed bundles whose installs still upgrade,
+// after RemoveBundles.
+func (c *Catalog) KeptPaths() []KeptPath { return c.kept }
 
 // RemoveBundles removes bundles of pkg, re-stitches its channels and
 // returns the upgrade paths lost.
@@ -91,7 +107,7 @@ func (c *Catalog) RemoveBundles(ctx context.Context, pkg string, names []string,
 		if !hit {
 			continue
 		}
-		after, err := c.restitch(pkg, chb.Name, es, remove, opts.KeepEdges)
+		after, err := c.restitch(pkg, chb.Name, es, remove, !opts.DropEdges)
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +205,9 @@ func (c *Catalog) restitch(pkg, chName string, entries []declcfg.ChannelEntry, r
 		if s == "" || s == e.Name || s == e.Replaces || slices.Contains(e.Skips, s) {
 			return
 		}
+		if remove[s] && c.rangeCovers(pkg, e.SkipRange, s) {
+			return // a removed bundle whose installs e's skipRange takes
+		}
 		e.Skips = append(e.Skips, s)
 	}
 	var order []string
@@ -212,7 +231,10 @@ func (c *Catalog) restitch(pkg, chName string, entries []declcfg.ChannelEntry, r
 				continue
 			}
 			upgraded = true
-			if !keepEdges {
+			// x's name is kept for its installs, unless e's skipRange
+			// already takes them
+			keepX := keepEdges && !c.rangeCovers(pkg, e.SkipRange, x)
+			if !keepX {
 				e.Skips = slices.DeleteFunc(e.Skips, func(s string) bool { return s == x })
 			}
 			if repl {
@@ -224,7 +246,7 @@ func (c *Catalog) restitch(pkg, chName string, entries []declcfg.ChannelEntry, r
 			} else {
 				addSkip(e, ex.Replaces)
 			}
-			if keepEdges {
+			if keepX {
 				addSkip(e, x) // where x already was, or last
 			}
 			for _, s := range ex.Skips {
@@ -260,6 +282,21 @@ func (c *Catalog) restitch(pkg, chName string, entries []declcfg.ChannelEntry, r
 		}
 	}
 	return es, nil
+}
+
+// rangeCovers reports whether skipRange covers the version of bundle x of
+// pkg: then installs of x upgrade through the range, and x's name need not
+// be kept in skips.
+func (c *Catalog) rangeCovers(pkg, skipRange, x string) bool {
+	if skipRange == "" {
+		return false
+	}
+	v, ok := c.versionOf(pkg, x)
+	if !ok {
+		return false
+	}
+	r, err := versionrange.ParseSkipRange(skipRange)
+	return err == nil && r.Contains(v)
 }
 
 // noteEntryChanges records how a channel's entries changed.
@@ -498,7 +535,15 @@ func (c *Catalog) lostPaths(pkg string, before *declcfg.DeclarativeConfig, remov
 			if err != nil {
 				return nil, err
 			}
-			if len(succ) == 0 && rb[e.Name] != nil && len(rb[e.Name]) > 0 {
+			switch {
+			case len(succ) > 0:
+				to := make([]string, len(succ))
+				for i, n := range succ {
+					to[i] = n.Node.Name
+				}
+				c.kept = append(c.kept, KeptPath{Channel: chb.Name, From: e.Name, To: to,
+					Message: fmt.Sprintf("%s: installs of %s (removed) still upgrade to %s", chb.Name, e.Name, strings.Join(to, ", "))})
+			case len(rb[e.Name]) > 0:
 				out = append(out, LostPath{Channel: chb.Name, From: e.Name, Removed: true,
 					Message: fmt.Sprintf("%s: installs of %s (removed) have no upgrade left", chb.Name, e.Name)})
 			}

@@ -68,28 +68,31 @@ func TestRemoveRestitches(t *testing.T) {
 		name    string
 		entries []string
 		remove  []string
-		keep    bool
+		drop    bool
 		want    string
 		lost    []string
+		kept    []string
 	}{
 		{
 			name:    "middle of the chain",
 			entries: []string{"p.v1.0.0", "p.v1.1.0 replaces=p.v1.0.0", "p.v1.2.0 replaces=p.v1.1.0"},
 			remove:  []string{"p.v1.1.0"},
+			drop:    true,
 			want:    "p.v1.0.0; p.v1.2.0 replaces=p.v1.0.0",
 			lost:    []string{"c: installs of p.v1.1.0 (removed) have no upgrade left"},
 		},
 		{
-			name:    "middle, keeping its edges",
+			name:    "middle, keeping its edges (the default)",
 			entries: []string{"p.v1.0.0", "p.v1.1.0 replaces=p.v1.0.0", "p.v1.2.0 replaces=p.v1.1.0"},
 			remove:  []string{"p.v1.1.0"},
-			keep:    true,
 			want:    "p.v1.0.0; p.v1.2.0 replaces=p.v1.0.0 skips=p.v1.1.0",
+			kept:    []string{"c: installs of p.v1.1.0 (removed) still upgrade to p.v1.2.0"},
 		},
 		{
 			name:    "tail",
 			entries: []string{"p.v1.0.0", "p.v1.1.0 replaces=p.v1.0.0", "p.v1.2.0 replaces=p.v1.1.0"},
 			remove:  []string{"p.v1.0.0"},
+			drop:    true,
 			want:    "p.v1.1.0; p.v1.2.0 replaces=p.v1.1.0",
 			lost:    []string{"c: installs of p.v1.0.0 (removed) have no upgrade left"},
 		},
@@ -97,12 +100,15 @@ func TestRemoveRestitches(t *testing.T) {
 			name:    "tail covered by a skipRange",
 			entries: []string{"p.v1.0.0", "p.v1.1.0 replaces=p.v1.0.0", "p.v1.2.0 replaces=p.v1.1.0 range=<1.2.0"},
 			remove:  []string{"p.v1.0.0"},
+			drop:    true,
 			want:    "p.v1.1.0; p.v1.2.0 replaces=p.v1.1.0 range=<1.2.0",
+			kept:    []string{"c: installs of p.v1.0.0 (removed) still upgrade to p.v1.2.0"},
 		},
 		{
 			name:    "skipped entry",
 			entries: []string{"p.v1.0.0", "p.v1.1.0 replaces=p.v1.0.0", "p.v1.2.0 replaces=p.v1.0.0 skips=p.v1.1.0"},
 			remove:  []string{"p.v1.1.0"},
+			drop:    true,
 			want:    "p.v1.0.0; p.v1.2.0 replaces=p.v1.0.0",
 			lost:    []string{"c: installs of p.v1.1.0 (removed) have no upgrade left"},
 		},
@@ -116,6 +122,7 @@ func TestRemoveRestitches(t *testing.T) {
 			name:    "two in a row",
 			entries: []string{"p.v1.0.0", "p.v1.1.0 replaces=p.v1.0.0", "p.v1.2.0 replaces=p.v1.1.0 skips=p.v0.9.0", "p.v1.3.0 replaces=p.v1.2.0"},
 			remove:  []string{"p.v1.1.0", "p.v1.2.0"},
+			drop:    true,
 			want:    "p.v1.0.0; p.v1.3.0 replaces=p.v1.0.0 skips=p.v0.9.0",
 			lost:    []string{"c: installs of p.v1.1.0 (removed) have no upgrade left", "c: installs of p.v1.2.0 (removed) have no upgrade left"},
 		},
@@ -123,11 +130,18 @@ func TestRemoveRestitches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := chanCatalog(t, tc.entries...)
 			var lost []LostPath
+			var kept []string
 			out := editCatalog(t, filepath.Join(dir, "p.yaml"), func(c *Catalog) error {
 				var err error
-				lost, err = c.RemoveBundles(context.Background(), "p", tc.remove, RemoveOptions{KeepEdges: tc.keep})
+				lost, err = c.RemoveBundles(context.Background(), "p", tc.remove, RemoveOptions{DropEdges: tc.drop})
+				for _, k := range c.KeptPaths() {
+					kept = append(kept, k.Message)
+				}
 				return err
 			})
+			if !slices.Equal(kept, tc.kept) {
+				t.Errorf("kept paths: %q, want %q", kept, tc.kept)
+			}
 			cfg, err := declcfg.LoadReader(strings.NewReader(out["p.yaml"]), "p.yaml")
 			if err != nil {
 				t.Fatal(err)
@@ -217,5 +231,27 @@ func TestPromoteTwoHeadsRefused(t *testing.T) {
 	err = c.Promote("p", "p.v1.0.0", "d", Edges{Replaces: "p.v0.9.0"}, false)
 	if err == nil || !strings.Contains(err.Error(), "two or more heads (p.v1.0.0, p.v1.2.0)") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestRemoveKeepsEdgesByDefault: without DropEdges, every removed bundle
+// that had an upgrade keeps one (issue 34 item 2).
+func TestRemoveKeepsEdgesByDefault(t *testing.T) {
+	dir := chanCatalog(t, "p.v1.0.0", "p.v1.1.0 replaces=p.v1.0.0", "p.v1.2.0 replaces=p.v1.1.0 skips=p.v0.9.0", "p.v1.3.0 replaces=p.v1.2.0")
+	var lost []LostPath
+	var kept []KeptPath
+	out := editCatalog(t, filepath.Join(dir, "p.yaml"), func(c *Catalog) error {
+		var err error
+		lost, err = c.RemoveBundles(context.Background(), "p", []string{"p.v1.0.0", "p.v1.1.0", "p.v1.2.0"}, RemoveOptions{})
+		kept = c.KeptPaths()
+		return err
+	})
+	if len(lost) != 0 || len(kept) != 3 {
+		t.Fatalf("lost %+v, kept %+v\n%s", lost, kept, out["p.yaml"])
+	}
+	for _, k := range kept {
+		if !slices.Equal(k.To, []string{"p.v1.3.0"}) {
+			t.Errorf("%+v", k)
+		}
 	}
 }

@@ -68,7 +68,7 @@ func removeV1(t *testing.T, dir string) (*Catalog, []FileChange) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.RemoveBundles(context.Background(), "foo", []string{"foo.v0.1.0"}, RemoveOptions{}); err != nil {
+	if _, err := c.RemoveBundles(context.Background(), "foo", []string{"foo.v0.1.0"}, RemoveOptions{DropEdges: true}); err != nil {
 		t.Fatal(err)
 	}
 	changes, err := c.Render()

@@ -27,19 +27,22 @@ const (
 	// FailPaths: a bundle that could upgrade to the head of its channel in
 	// OLD cannot in NEW.
 	FailPaths FailOn = "paths"
+	// FailPruned: a channel or a channel entry of OLD is gone from NEW,
+	// outside pre-release channels (gate.go).
+	FailPruned FailOn = "pruned"
 )
 
 // FailOnKinds lists every FailOn, in documentation order.
-var FailOnKinds = []FailOn{FailRemoved, FailHeads, FailPaths}
+var FailOnKinds = []FailOn{FailRemoved, FailHeads, FailPaths, FailPruned}
 
-// ParseFailOn accepts "removed", "heads" and "paths".
+// ParseFailOn accepts "removed", "heads", "paths" and "pruned".
 func ParseFailOn(s string) (FailOn, error) {
 	for _, k := range FailOnKinds {
 		if string(k) == s {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown --fail-on kind %q, expected removed, heads or paths", s)
+	return "", fmt.Errorf("unknown --fail-on kind %q, expected removed, heads, paths or pruned", s)
 }
 
 // DiffOptions configure [Diff].
@@ -55,6 +58,12 @@ type DiffOptions struct {
 	Semantics graph.Semantics
 	// FailOn lists the kinds of change reported as Failures.
 	FailOn []FailOn
+	// PreReleaseChannels: FailPruned allows pruning in channels whose
+	// names contain one of these (nil: DefaultPreReleaseChannels).
+	PreReleaseChannels []string
+	// Unreleased also lists what NEW ships that OLD does not
+	// (Report.Unreleased).
+	Unreleased bool
 }
 
 // Report is what changed from OLD to NEW.
@@ -70,6 +79,8 @@ type Report struct {
 	// kinds, one each; any failure makes the gate fail.
 	FailOn   []FailOn  `json:"failOn,omitempty"`
 	Failures []Failure `json:"failures,omitempty"`
+	// Unreleased is what NEW ships that OLD does not, when asked for.
+	Unreleased *Unreleased `json:"-"`
 }
 
 // Counts sum the changes of a Report. Channels and bundles of added and
@@ -310,6 +321,16 @@ func Diff(old, cur *Summary, opts DiffOptions) (*Report, error) {
 	}
 	r.count()
 	r.failures()
+	if slices.Contains(opts.FailOn, FailPruned) {
+		pre := opts.PreReleaseChannels
+		if pre == nil {
+			pre = DefaultPreReleaseChannels
+		}
+		r.prunedFailures(pre)
+	}
+	if opts.Unreleased {
+		r.Unreleased = FindUnreleased(old, cur, opts.Packages)
+	}
 	return r, nil
 }
 

@@ -82,7 +82,8 @@ Summary: packages +1 -1 ~1; channels +2 -2; bundles +3 -2 ~1; entries +1 -1; hea
 		t.Errorf("got:\n%s\nwant:\n%s", text, want)
 	}
 	// p.v1.0.0 was removed, and 1.2.0's skipRange still covers it: no
-	// path lost. The gate trips on the removals only.
+	// path lost. The gate trips on the removals, which prune the catalog
+	// too (beta is no pre-release channel).
 	var kinds []string
 	for _, f := range r.Failures {
 		kinds = append(kinds, string(f.Kind)+": "+f.Message)
@@ -91,6 +92,9 @@ Summary: packages +1 -1 ~1; channels +2 -2; bundles +3 -2 ~1; entries +1 -1; hea
 		`removed: package "gone" was removed (1 channel, 1 bundle)`,
 		`removed: package "p": channel "beta" was removed`,
 		`removed: package "p": bundle "p.v1.0.0" (1.0.0) was removed`,
+		`pruned: package "gone" was pruned: channel "stable"`,
+		`pruned: package "p": channel "beta" was pruned (1 entry)`,
+		`pruned: package "p": channel "stable": entry "p.v1.0.0" (1.0.0) was pruned`,
 	}
 	if strings.Join(kinds, "\n") != strings.Join(wantFailures, "\n") {
 		t.Errorf("failures:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(wantFailures, "\n"))

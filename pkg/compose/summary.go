@@ -56,6 +56,8 @@ type BundleSummary struct {
 	// RelatedImages are "image" or "image (name)", sorted.
 	RelatedImages []string
 	Pos           declcfg.Position
+	// relatedRefs are the related images' references.
+	relatedRefs []string
 
 	props []propSum // by type, then hash
 }
@@ -126,6 +128,9 @@ func Summarize(cfg *declcfg.DeclarativeConfig, source string) (*Summary, error) 
 			}
 		}
 		for _, ri := range b.RelatedImages {
+			if ri.Image != "" {
+				bs.relatedRefs = append(bs.relatedRefs, ri.Image)
+			}
 			if ri.Name == "" {
 				bs.RelatedImages = append(bs.RelatedImages, ri.Image)
 			} else {

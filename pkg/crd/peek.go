@@ -1,100 +1,25 @@
 package crd
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"hash/maphash"
 	"sync"
 
 	"github.com/opmkit/opm/internal/jsonscan"
+	"github.com/opmkit/opm/pkg/property"
 )
 
-// member returns the raw value of key in the JSON object data (the last
-// one, as decoding keeps), or nil when data is not an object or has no
-// such key. It scans without decoding, so that the kind of a bundle's
-// every manifest is known without decoding the manifests that are not
-// CRDs or CSVs.
-func member(data []byte, key string) []byte {
-	i := jsonscan.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil
-	}
-	var found []byte
-	i = jsonscan.SkipSpace(data, i+1)
-	for i < len(data) && data[i] == '"' {
-		end := jsonscan.SkipString(data, i)
-		if end < 0 {
-			return nil
-		}
-		quoted := data[i:end]
-		k := quoted[1 : len(quoted)-1]
-		i = jsonscan.SkipSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return nil
-		}
-		v := jsonscan.SkipSpace(data, i+1)
-		ve := jsonscan.SkipValue(data, v)
-		if ve < 0 {
-			return nil
-		}
-		if string(k) == key || bytes.IndexByte(k, '\\') >= 0 && unquoteKey(quoted) == key {
-			found = data[v:ve]
-		}
-		i = jsonscan.SkipSpace(data, ve)
-		if i < len(data) && data[i] == ',' {
-			i = jsonscan.SkipSpace(data, i+1)
-		}
-	}
-	return found
-}
-
-func unquoteKey(q []byte) string {
-	var s string
-	if json.Unmarshal(bytes.TrimSpace(q), &s) != nil {
-		return ""
-	}
-	return s
-}
+// member returns the raw value of key in the JSON object data, or nil
+// (jsonscan.Member): the kind of a bundle's every manifest is known
+// without decoding the manifests that are not CRDs or CSVs.
+func member(data []byte, key string) []byte { return jsonscan.Member(data, key) }
 
 // stringMember returns the string value of key in the object data ("" when
 // absent or not a string).
-func stringMember(data []byte, key string) string {
-	v := member(data, key)
-	if len(v) < 2 || v[0] != '"' {
-		return ""
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1])
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
-	return s
-}
+func stringMember(data []byte, key string) string { return jsonscan.StringMember(data, key) }
 
-// bundleObjectData decodes the value of an olm.bundle.object property,
-// {"data": "<base64>"}, straight from its bytes.
-func bundleObjectData(value []byte) ([]byte, bool) {
-	v := member(value, "data")
-	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
-		var o struct {
-			Data []byte `json:"data"`
-		}
-		if json.Unmarshal(value, &o) != nil {
-			return nil, false
-		}
-		return o.Data, true
-	}
-	s := v[1 : len(v)-1]
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-	n, err := base64.StdEncoding.Decode(out, s)
-	if err != nil {
-		return nil, false
-	}
-	return out[:n], true
-}
+// bundleObjectData decodes the value of an olm.bundle.object property
+// (property.BundleObjectData).
+func bundleObjectData(value []byte) ([]byte, bool) { return property.BundleObjectData(value) }
 
 // Cache shares the CRDs parsed from identical manifests: the bundles of a
 // package mostly ship the same CRDs, and a CRD parsed once is compared

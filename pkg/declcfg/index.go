@@ -138,9 +138,9 @@ func IndexPath(ctx context.Context, path string) (*Index, error) {
 
 // IndexReader reads r (standard input, for one) to its end and indexes
 // it as LoadReaderContext loads it; name is used in positions. The stream
-// is kept in memory.
+// is kept in memory, within the limit on standard input (WithMaxStdinSize).
 func IndexReader(ctx context.Context, r io.Reader, name string) (*Index, error) {
-	data, err := safefs.ReadAll(safefs.Reader(ctx, r), 0)
+	data, err := safefs.ReadAll(safefs.StdinReader(ctx, r), 0)
 	if err != nil {
 		return nil, &LoadError{Pos: Position{File: name}, Err: err}
 	}

@@ -29,6 +29,19 @@ func WithMaxFileSize(ctx context.Context, n int64) context.Context {
 	return safefs.WithLimits(ctx, l)
 }
 
+// DefaultMaxStdinSize is the default limit on the whole of standard input
+// (LoadReaderContext, IndexReader): 64 MiB.
+const DefaultMaxStdinSize = safefs.DefaultMaxStdinSize
+
+// WithMaxStdinSize returns a context under which the stream loaders of
+// this module (LoadReaderContext, IndexReader) refuse more than n bytes in
+// all; n <= 0 means no limit. Without it the limit is DefaultMaxStdinSize.
+func WithMaxStdinSize(ctx context.Context, n int64) context.Context {
+	l := safefs.LimitsFrom(ctx)
+	l.MaxStdinSize = n
+	return safefs.WithLimits(ctx, l)
+}
+
 // WithFollowExternalSymlinks returns a context under which the loaders of
 // this module follow symbolic links that lead outside a catalog or bundle
 // directory (or are absolute), as upstream opm does. Without it such a

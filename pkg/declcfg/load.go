@@ -278,11 +278,11 @@ func LoadReader(r io.Reader, name string) (*DeclarativeConfig, error) {
 
 // LoadReaderContext loads one stream (standard input, for one); name is
 // used in positions. It stops when ctx is done, even while waiting for
-// input. A stream has no size limit as a whole, but no single document or
-// value in it may be larger than the file size limit of ctx (see
-// WithMaxFileSize).
+// input. No single document or value in the stream may be larger than the
+// file size limit of ctx (see WithMaxFileSize), and the whole stream no
+// larger than the limit on standard input (see WithMaxStdinSize).
 func LoadReaderContext(ctx context.Context, r io.Reader, name string) (*DeclarativeConfig, error) {
-	return decodeConfig(safefs.Reader(ctx, r), -1, name, safefs.LimitsFrom(ctx).MaxFileSize)
+	return decodeConfig(safefs.StdinReader(ctx, r), -1, name, safefs.LimitsFrom(ctx).MaxFileSize)
 }
 
 // LoadFile loads the single file p of fsys, with the checks of LoadFS.

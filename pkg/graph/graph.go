@@ -97,8 +97,10 @@ type ChannelGraph struct {
 	Stranded []string
 
 	// baseEdges are the replaces and skips edges, in entry order (of To);
-	// Edges adds the skipRange edges on demand.
+	// Edges adds the skipRange edges on demand. baseFrom indexes them by
+	// From.
 	baseEdges []Edge
+	baseFrom  map[string][]int
 	// RangeErrors holds skipRanges that do not parse, by entry name; such
 	// a range makes no edge.
 	RangeErrors map[string]error
@@ -119,6 +121,41 @@ type ChannelGraph struct {
 
 	mu    sync.Mutex
 	succs map[string][]succ // successors of catalog nodes, by name
+
+	// The skipRange indexes (rangeindex.go), built on first use: the
+	// versioned entries by version, and the ranges by the versions they
+	// hold.
+	indexOnce sync.Once
+	byVersion *versionrange.Index
+	byRange   *rangeIndex
+}
+
+// indexes returns the channel's skipRange indexes.
+func (c *ChannelGraph) indexes() (*versionrange.Index, *rangeIndex) {
+	c.indexOnce.Do(func() {
+		c.byVersion = versionrange.NewIndex(c.versions(), c.versioned)
+		c.byRange = newRangeIndex(c.ranged, c.rangeAt)
+	})
+	return c.byVersion, c.byRange
+}
+
+// versions returns the entries' versions, by entry index (zero for
+// entries without one).
+func (c *ChannelGraph) versions() []semver.Version {
+	vers := make([]semver.Version, len(c.nodeAt))
+	for j, n := range c.nodeAt {
+		if n != nil {
+			vers[j] = n.Version
+		}
+	}
+	return vers
+}
+
+// versioned reports whether entry j is the first of its name and has a
+// version: the entries skipRange edges join.
+func (c *ChannelGraph) versioned(j int) bool {
+	n := c.nodeAt[j]
+	return n != nil && n.HasVersion
 }
 
 // Has reports whether name is an entry of the channel.
@@ -322,6 +359,7 @@ func (c *ChannelGraph) build(p *PackageGraph) {
 	}
 	c.byReplaces = map[string][]int{}
 	c.bySkips = map[string][]int{}
+	c.baseFrom = map[string][]int{}
 	c.succs = map[string][]succ{}
 	c.rangeAt = make([]*versionrange.SkipRange, len(c.Entries))
 	c.nodeAt = make([]*Node, len(c.Entries))
@@ -339,11 +377,11 @@ func (c *ChannelGraph) build(p *PackageGraph) {
 			}
 		}
 		if e.Replaces != "" {
-			c.baseEdges = append(c.baseEdges, Edge{From: e.Replaces, To: e.Name, Kind: KindReplaces})
+			c.addBase(Edge{From: e.Replaces, To: e.Name, Kind: KindReplaces})
 		}
 		for _, s := range e.Skips {
 			if s != "" {
-				c.baseEdges = append(c.baseEdges, Edge{From: s, To: e.Name, Kind: KindSkips})
+				c.addBase(Edge{From: s, To: e.Name, Kind: KindSkips})
 			}
 		}
 		if e.SkipRange == "" {
@@ -369,6 +407,12 @@ func (c *ChannelGraph) build(p *PackageGraph) {
 	// after EdgeCount has bounded them.
 }
 
+// addBase adds a replaces or skips edge.
+func (c *ChannelGraph) addBase(e Edge) {
+	c.baseFrom[e.From] = append(c.baseFrom[e.From], len(c.baseEdges))
+	c.baseEdges = append(c.baseEdges, e)
+}
+
 // Edges returns every edge of the channel: the replaces and skips edges
 // in entry order (of To), then the skipRange edges by the entry that has
 // the range, each from every other entry whose version it covers, in
@@ -389,21 +433,16 @@ func (c *ChannelGraph) Edges() []Edge {
 // order, without building the others.
 func (c *ChannelGraph) EdgesFrom(name string) []Edge {
 	var out []Edge
-	for _, e := range c.baseEdges {
-		if e.From == name {
-			out = append(out, e)
-		}
+	for _, k := range c.baseFrom[name] {
+		out = append(out, c.baseEdges[k])
 	}
 	j, ok := c.entries[name]
-	if !ok {
+	if !ok || !c.versioned(j) {
 		return out
 	}
-	n := c.nodeAt[j]
-	if n == nil || !n.HasVersion {
-		return out
-	}
-	for _, i := range c.ranged {
-		if i != j && c.rangeAt[i].Contains(n.Version) {
+	_, byRange := c.indexes()
+	for _, i := range byRange.holding(nil, c.nodeAt[j].Version, c.rangeAt) {
+		if i != j {
 			e := c.Entries[i]
 			out = append(out, Edge{From: name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
 		}
@@ -413,32 +452,30 @@ func (c *ChannelGraph) EdgesFrom(name string) []Edge {
 
 // VisitEdgesAmong calls fn for the edges of Edges whose two ends satisfy
 // in, in Edges' order, until fn returns false. Only edges between such
-// names are built: skipRange edges are tested between the entries that
-// satisfy in, so the cost is quadratic in their number, not in the
-// channel's (a view of a few hundred entries of a channel of thousands).
+// names are built: each skipRange of an entry that satisfies in is
+// searched among the others that do (a view of a few hundred entries of a
+// channel of thousands).
 func (c *ChannelGraph) VisitEdgesAmong(in func(name string) bool, fn func(Edge) bool) {
 	for _, e := range c.baseEdges {
 		if in(e.From) && in(e.To) && !fn(e) {
 			return
 		}
 	}
-	var among []int
-	for j, n := range c.nodeAt {
-		if n != nil && n.HasVersion && in(n.Name) {
-			among = append(among, j)
-		}
+	if len(c.ranged) == 0 {
+		return
 	}
+	all, _ := c.indexes()
+	among := versionrange.NewIndex(all.Versions(), func(j int) bool { return c.versioned(j) && in(c.nodeAt[j].Name) })
+	var hits []int
 	for _, i := range c.ranged {
 		e := c.Entries[i]
 		if !in(e.Name) {
 			continue
 		}
-		r := c.rangeAt[i]
-		for _, j := range among {
-			if j != i && r.Contains(c.nodeAt[j].Version) {
-				if !fn(Edge{From: c.nodeAt[j].Name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange}) {
-					return
-				}
+		hits = among.Members(hits[:0], c.rangeAt[i], rangeTests)
+		for _, j := range hits {
+			if j != i && !fn(Edge{From: c.nodeAt[j].Name, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange}) {
+				return
 			}
 		}
 	}
@@ -447,13 +484,15 @@ func (c *ChannelGraph) VisitEdgesAmong(in func(name string) bool, fn func(Edge) 
 // rangeEdges calls fn for every skipRange edge, from entry j to entry i,
 // in Edges' order, until fn returns false.
 func (c *ChannelGraph) rangeEdges(fn func(i, j int) bool) {
+	if len(c.ranged) == 0 {
+		return
+	}
+	byVersion, _ := c.indexes()
+	var hits []int
 	for _, i := range c.ranged {
-		r := c.rangeAt[i]
-		for j, n := range c.nodeAt {
-			if j == i || n == nil || !n.HasVersion || !r.Contains(n.Version) {
-				continue
-			}
-			if !fn(i, j) {
+		hits = byVersion.Members(hits[:0], c.rangeAt[i], rangeTests)
+		for _, j := range hits {
+			if j != i && !fn(i, j) {
 				return
 			}
 		}

@@ -171,6 +171,10 @@ func WriteMermaid(cfg *declcfg.DeclarativeConfig, w io.Writer, opts MermaidOptio
 			return versions[sorted[i].Name].GT(versions[sorted[j].Name])
 		})
 
+		// The entries by version, for the members of each skipRange.
+		var byVersion *versionrange.Index
+		var hits []int
+
 		skipped := map[string]bool{}
 		// styleIfSkipped styles the link when name is already skipped;
 		// capture records name as skipped when it is not yet.
@@ -208,10 +212,16 @@ func WriteMermaid(cfg *declcfg.DeclarativeConfig, w io.Writer, opts MermaidOptio
 						fmt.Fprintf(opts.Warnings, "warning: ignoring invalid SkipRange for package/edge %q/%q: %v\n", c.Package, e.Name, err)
 					}
 				} else {
-					for _, other := range c.Entries {
-						if !r.Contains(versions[other.Name]) {
-							continue
+					if byVersion == nil {
+						vers := make([]semver.Version, len(c.Entries))
+						for i, other := range c.Entries {
+							vers[i] = versions[other.Name]
 						}
+						byVersion = versionrange.NewIndex(vers, nil)
+					}
+					hits = byVersion.Members(hits[:0], r, rangeTests)
+					for _, h := range hits {
+						other := &c.Entries[h]
 						if linkID >= MaxEdges {
 							return &TooManyEdgesError{Package: c.Package, Channel: c.Name, Limit: MaxEdges}
 						}

@@ -225,8 +225,9 @@ func (c *ChannelGraph) successorsOf(p *PackageGraph, in Installed) []succ {
 			e := c.Entries[i]
 			edges[i] = append(edges[i], Edge{From: from, To: e.Name, Kind: KindSkipRange, Range: e.SkipRange})
 		}
-		for _, i := range c.ranged {
-			if c.rangeAt[i].Contains(in.Version) {
+		if len(c.ranged) > 0 {
+			_, byRange := c.indexes()
+			for _, i := range byRange.holding(nil, in.Version, c.rangeAt) {
 				add(i)
 			}
 		}

@@ -248,6 +248,10 @@ func writeDOTChannel(bw *bufio.Writer, p *PackageGraph, c *ChannelGraph) {
 	bw.WriteString("    }\n")
 }
 
+// DOTString quotes s as WriteDOT quotes its IDs and labels, for statements
+// added to its output (opm graph show --olm-v1 marks nodes).
+func DOTString(s string) string { return dotID(s) }
+
 // dotID quotes s as a DOT string: backslashes and double quotes escaped,
 // newlines as \n.
 func dotID(s string) string {

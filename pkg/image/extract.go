@@ -51,7 +51,7 @@ type extractor struct {
 	root    *os.Root
 	wants   []string // cleaned, relative; nil = everything
 	limits  Limits
-	written int64 // bytes written
+	written int64 // bytes written, counted in blocks (see charge)
 	read    int64 // tar bytes read
 	entries int
 	created map[string]bool // paths written by the current layer
@@ -346,6 +346,9 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 				return err
 			}
 		}
+		if err := x.charge(p, 0); err != nil {
+			return err
+		}
 		if err := x.root.MkdirAll(p, 0o700); err != nil {
 			return err
 		}
@@ -353,15 +356,14 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		if err := x.prepare(p); err != nil {
 			return err
 		}
-		if x.written+h.Size > x.limits.Extract {
-			return tooLarge("more than %d bytes written (the extract limit)", x.limits.Extract)
+		if err := x.charge(p, h.Size); err != nil {
+			return err
 		}
 		f, err := x.root.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
 		}
-		n, err := io.CopyN(f, tr, h.Size)
-		x.written += n
+		_, err = io.CopyN(f, tr, h.Size)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -377,6 +379,9 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 			return fmt.Errorf("link target %q escapes the root: %w", t, ErrUnsafePath)
 		}
 		if err := x.prepare(p); err != nil {
+			return err
+		}
+		if err := x.charge(p, 0); err != nil {
 			return err
 		}
 		if err := x.root.Symlink(t, p); err != nil {
@@ -397,6 +402,9 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		if err := x.prepare(p); err != nil {
 			return err
 		}
+		if err := x.charge(p, 0); err != nil {
+			return err
+		}
 		if err := x.root.Link(t, p); err != nil {
 			return err
 		}
@@ -413,6 +421,31 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 	for c := p; c != "." && !x.created[c]; c = path.Dir(c) {
 		x.created[c] = true
 	}
+	return nil
+}
+
+// blockSize is what the extract limit counts at least for each entry
+// written, and each directory created for one: a file system gives each
+// file, directory and link an inode and (for most) a block, so 300,000
+// one-byte files take about 1.2 GB of disk, not 300 KB.
+const blockSize = 4 << 10
+
+// charge counts the entry p, of size bytes (a regular file; 0 for others),
+// against the extract limit: its size rounded up to whole blocks, at
+// least one block, plus a block for each of its parent directories not yet
+// created by this layer. Over the limit, nothing is counted.
+func (x *extractor) charge(p string, size int64) error {
+	if size > x.limits.Extract {
+		size = x.limits.Extract + 1 // over the limit, without overflowing below
+	}
+	cost := max((size+blockSize-1)/blockSize, 1) * blockSize
+	for c := path.Dir(p); c != "." && !x.created[c]; c = path.Dir(c) {
+		cost += blockSize
+	}
+	if x.written+cost > x.limits.Extract {
+		return tooLarge("more than %d bytes written (the extract limit; each entry counts as at least one 4 KiB block)", x.limits.Extract)
+	}
+	x.written += cost
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -21,6 +22,9 @@ type Image interface {
 	Digest() string
 	// Labels returns the labels of the image config (never nil).
 	Labels() map[string]string
+	// Command returns what the image runs: its config's entrypoint and
+	// command.
+	Command() (entrypoint, cmd []string)
 	// Extract writes the given paths of the image filesystem (all of it when
 	// none is given) under dst, which must exist.
 	Extract(ctx context.Context, dst string, paths ...string) error
@@ -51,6 +55,7 @@ type image struct {
 	ref     string
 	digest  string
 	labels  map[string]string
+	config  v1.Config
 	layers  []layer
 	o       options
 	fetch   func(ctx context.Context) error // prefetches layers (remote)
@@ -60,6 +65,9 @@ type image struct {
 func (i *image) Ref() string               { return i.ref }
 func (i *image) Digest() string            { return i.digest }
 func (i *image) Labels() map[string]string { return i.labels }
+func (i *image) Command() (entrypoint, cmd []string) {
+	return slices.Clone(i.config.Entrypoint), slices.Clone(i.config.Cmd)
+}
 
 func (i *image) Close() error {
 	var errs []error
@@ -190,11 +198,11 @@ func pickPlatform(idx *v1.IndexManifest, want v1.Platform) (v1.Descriptor, error
 	return v1.Descriptor{}, fmt.Errorf("no image for platform %s in the index (it has %s)", want.String(), strings.Join(avail, ", "))
 }
 
-// labelsOf returns the labels of a parsed image config.
-func labelsOf(raw []byte) (map[string]string, error) {
+// configOf returns the config of a raw image config.
+func configOf(raw []byte) (v1.Config, error) {
 	cf, err := v1.ParseConfigFile(strings.NewReader(string(raw)))
 	if err != nil {
-		return nil, fmt.Errorf("parsing image config: %w", err)
+		return v1.Config{}, fmt.Errorf("parsing image config: %w", err)
 	}
-	return cf.Config.Labels, nil
+	return cf.Config, nil
 }

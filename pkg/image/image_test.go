@@ -472,7 +472,7 @@ func TestFaults(t *testing.T) {
 		{name: "Error/EscapingHardlink", ref: hard, want: []string{"extracting " + hard, `hard link target "../etc/passwd" escapes the root`}},
 		{name: "Error/HardlinkOutside", ref: hardOut, want: []string{"extracting " + hardOut, `hard link target "etc/passwd" is outside the extracted paths`}},
 		{name: "Error/WriteThroughLink", ref: through, want: []string{"extracting " + through, `entry "configs/up/up2": parent "configs/up" is a symbolic link: unsafe path`}},
-		{name: "Error/TooLarge", ref: big, opts: []image.Option{image.WithLimits(image.Limits{Extract: 1024, Entries: 10})}, want: []string{"extracting " + big, "more than 1024 bytes written (the extract limit)"}},
+		{name: "Error/TooLarge", ref: big, opts: []image.Option{image.WithLimits(image.Limits{Extract: 1024, Entries: 10})}, want: []string{"extracting " + big, "more than 1024 bytes written (the extract limit; each entry counts as at least one 4 KiB block)"}},
 		{name: "Error/TooManyEntries", ref: many, opts: []image.Option{image.WithLimits(image.Limits{Entries: 2})}, want: []string{"extracting " + many, "more than 2 entries (the entries limit)"}},
 		{name: "Success/WithinLimits", ref: many, opts: []image.Option{image.WithLimits(image.Limits{Extract: 10, Entries: 3})}},
 	} {

@@ -189,9 +189,10 @@ func openLayout(ctx context.Context, st store, r Reference, o options) (*image, 
 			return nil, err
 		}
 		img := &image{digest: desc.Digest.String()}
-		if img.labels, err = labelsOf(cfg); err != nil {
+		if img.config, err = configOf(cfg); err != nil {
 			return nil, fmt.Errorf("config %s: %w", m.Config.Digest, err)
 		}
+		img.labels = img.config.Labels
 		for _, ld := range m.Layers {
 			img.layers = append(img.layers, layer{
 				digest: ld.Digest.String(),
@@ -421,7 +422,7 @@ func dockerArchiveImage(ctx context.Context, afs *tarStore, r Reference, lim Lim
 	if len(cf.RootFS.DiffIDs) != len(m.Layers) {
 		return nil, fmt.Errorf("config %s: %d diff_ids for %d layers in manifest.json", m.Config, len(cf.RootFS.DiffIDs), len(m.Layers))
 	}
-	img := &image{digest: "sha256:" + cfgDigest, labels: cf.Config.Labels}
+	img := &image{digest: "sha256:" + cfgDigest, labels: cf.Config.Labels, config: cf.Config}
 	for i, lp := range m.Layers {
 		diffID := cf.RootFS.DiffIDs[i]
 		if diffID.Algorithm != "sha256" {

@@ -89,7 +89,7 @@ type resolvedImage struct {
 	repo     name.Repository // where the manifest was found (registries.conf may rewrite it); blobs come from there
 	manifest *v1.Manifest
 	digest   string
-	labels   map[string]string
+	config   v1.Config
 }
 
 // NewSession returns a session with the given options.
@@ -244,7 +244,7 @@ func (s *Session) openRemote(ctx context.Context, r Reference) (img *image, err 
 		res = v.(*resolvedImage)
 	}
 	o, m, repo := s.o, res.manifest, res.repo
-	img = &image{digest: res.digest, labels: res.labels}
+	img = &image{digest: res.digest, labels: res.config.Labels, config: res.config}
 	for _, ld := range m.Layers {
 		fetch := s.blobFetcher(repo, ld.Digest)
 		img.layers = append(img.layers, layer{
@@ -304,7 +304,7 @@ func (s *Session) ensureBlob(ctx context.Context, r Reference, ld v1.Descriptor,
 }
 
 // resolveAt fetches the manifest at ref (resolving indexes to the
-// platform) and the config's labels. registries.conf decides which refs
+// platform) and its config. registries.conf decides which refs
 // are tried, in which order (resolveSources).
 func (s *Session) resolveAt(ctx context.Context, ref name.Reference) (*resolvedImage, error) {
 	m, digest, err := s.manifest(ctx, ref)
@@ -319,11 +319,11 @@ func (s *Session) resolveAt(ctx context.Context, ref name.Reference) (*resolvedI
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", m.Config.Digest, err)
 	}
-	labels, err := labelsOf(raw)
+	cfg, err := configOf(raw)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", m.Config.Digest, err)
 	}
-	return &resolvedImage{repo: repo, manifest: m, digest: digest, labels: labels}, nil
+	return &resolvedImage{repo: repo, manifest: m, digest: digest, config: cfg}, nil
 }
 
 // config reads the config blob through the cache, downloading it again

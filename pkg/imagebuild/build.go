@@ -70,6 +70,10 @@ type CatalogOptions struct {
 	// Labels are set over the base's. A catalog image needs
 	// operators.operatorframework.io.index.configs.v1=/configs.
 	Labels map[string]string
+	// DropLabels are labels of the base not kept (those that describe
+	// the base's software rather than the catalog); Labels may set them
+	// again.
+	DropLabels []string
 	// Entrypoint and Cmd replace the base's when not nil.
 	Entrypoint, Cmd []string
 	// Created is the config's creation time; ModTime the files'. See
@@ -108,6 +112,7 @@ func Catalog(ctx context.Context, o CatalogOptions) (*Built, error) {
 	spec := imageSpec{
 		layers:     []specLayer{{layer, "COPY . " + ConfigsDir + " # opm build catalog"}},
 		labels:     o.Labels,
+		dropLabels: o.DropLabels,
 		entrypoint: o.Entrypoint,
 		cmd:        o.Cmd,
 		created:    o.Created,

@@ -32,6 +32,8 @@ type imageSpec struct {
 	platform v1.Platform      // scratch only
 	layers   []specLayer
 	labels   map[string]string // set over the base's
+	// dropLabels are labels of the base not kept.
+	dropLabels []string
 	// entrypoint and cmd replace the base's when not nil.
 	entrypoint, cmd []string
 	// user, workingDir and env replace the base's when not empty.
@@ -120,6 +122,9 @@ func newImage(s imageSpec) (*Image, error) {
 	}
 	if cf.Config.Labels == nil {
 		cf.Config.Labels = map[string]string{}
+	}
+	for _, k := range s.dropLabels {
+		delete(cf.Config.Labels, k)
 	}
 	for k, v := range s.labels {
 		cf.Config.Labels[k] = v

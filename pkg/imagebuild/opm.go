@@ -34,6 +34,15 @@ const OpmPath = "/bin/opm"
 // only when this matches the builder's.
 const LabelServeCache = "io.github.opmkit.opm.serve-cache"
 
+// LabelOpmVersion and LabelOpmRevision name the version and commit of the
+// opm that serves a catalog image built on an opm image: there the OCI
+// labels (org.opencontainers.image.title, version, ...) describe the
+// catalog, not opm.
+const (
+	LabelOpmVersion  = "io.github.opmkit.opm.version"
+	LabelOpmRevision = "io.github.opmkit.opm.revision"
+)
+
 // Binary is an opm executable for one platform: statically linked (built
 // with CGO_ENABLED=0), for Linux.
 type Binary struct {

@@ -5,8 +5,11 @@ package property
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+
+	"github.com/opmkit/opm/internal/jsonscan"
 )
 
 // Well-known property types.
@@ -66,6 +69,28 @@ type GVKRequired struct {
 // held as the bytes of its JSON encoding (base64 on the wire).
 type BundleObject struct {
 	Data []byte `json:"data"`
+}
+
+// BundleObjectData decodes the value of an olm.bundle.object property,
+// {"data": "<base64>"}: straight from its bytes when the string has no
+// escapes (the form every writer uses), else through encoding/json. ok is
+// false when the value is not such an object.
+func BundleObjectData(value []byte) (data []byte, ok bool) {
+	v := jsonscan.Member(value, "data")
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		var o BundleObject
+		if json.Unmarshal(value, &o) != nil {
+			return nil, false
+		}
+		return o.Data, true
+	}
+	s := v[1 : len(v)-1]
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+	n, err := base64.StdEncoding.Decode(out, s)
+	if err != nil {
+		return nil, false
+	}
+	return out[:n], true
 }
 
 // Channel is the value of the internal olm.channel property.

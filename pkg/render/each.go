@@ -2,6 +2,8 @@ package render
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/migrations"
@@ -45,4 +47,50 @@ func RenderEach(ctx context.Context, opts Options) ([]Rendered, error) {
 		out[i] = Rendered{Ref: ref, Config: r.cfg, Err: err}
 	}
 	return out, nil
+}
+
+// BundleImages renders the images of catalog bundles (those that carry no
+// manifests, only olm.csv.metadata) as RenderEach does, each image once
+// however many bundles name it, and returns the rendered olm.bundle of
+// each bundle, by bundle name, and the number of images pulled. A bundle
+// without an image is left out; an image that cannot be pulled or
+// rendered, or that holds other than one bundle, is an error naming the
+// bundle and the package pkg.
+func BundleImages(ctx context.Context, pkg string, bundles []*declcfg.Bundle, reg RegistryOptions) (map[string]*declcfg.Bundle, int, error) {
+	names := map[string][]string{}
+	var refs []string
+	for _, b := range bundles {
+		if b.Image == "" {
+			continue
+		}
+		if _, ok := names[b.Image]; !ok {
+			refs = append(refs, b.Image)
+		}
+		names[b.Image] = append(names[b.Image], b.Name)
+	}
+	out := map[string]*declcfg.Bundle{}
+	if len(refs) == 0 {
+		return out, 0, nil
+	}
+	sort.Strings(refs)
+	results, err := RenderEach(ctx, Options{Refs: refs, AllowedRefMask: RefBundleImage, Registry: reg})
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, r := range results {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		first := names[r.Ref][0]
+		if r.Err != nil {
+			return nil, 0, fmt.Errorf("package %s: bundle %s: pull %s: %w", pkg, first, r.Ref, r.Err)
+		}
+		if len(r.Config.Bundles) != 1 {
+			return nil, 0, fmt.Errorf("package %s: bundle %s: %s: expected one bundle, got %d", pkg, first, r.Ref, len(r.Config.Bundles))
+		}
+		for _, n := range names[r.Ref] {
+			out[n] = &r.Config.Bundles[0]
+		}
+	}
+	return out, len(refs), nil
 }

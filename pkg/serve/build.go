@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +47,11 @@ type BuildOptions struct {
 	// Concurrency is the number of files parsed at once (default: the
 	// number of CPUs).
 	Concurrency int
+	// HashOnly keeps no data file: each section is hashed (SHA-256) as it
+	// is made, and Data and DataReader are not used. Such an index can
+	// answer nothing that reads the data file; it is what Compare compares
+	// a cache with, without writing anything.
+	HashOnly bool
 }
 
 // customNameRE is what upstream requires of custom-schema names and
@@ -67,12 +73,14 @@ func isObjectOrNull(v []byte) bool {
 	return (len(v) > 0 && v[0] == '{') || string(v) == "null"
 }
 
-// dataFile appends sections to the data file.
+// dataFile appends sections to the data file, or only hashes them (sums
+// not nil: HashOnly).
 type dataFile struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	off int64
-	err error
+	mu   sync.Mutex
+	w    *bufio.Writer
+	off  int64
+	err  error
+	sums map[int64][sha256.Size]byte
 }
 
 func newDataFile(w io.Writer) *dataFile {
@@ -80,12 +88,21 @@ func newDataFile(w io.Writer) *dataFile {
 }
 
 func (d *dataFile) write(b []byte) (span, error) {
+	var sum [sha256.Size]byte
+	if d.sums != nil {
+		sum = sha256.Sum256(b)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.err != nil {
 		return span{}, d.err
 	}
 	s := span{Off: d.off, Len: int64(len(b))}
+	if d.sums != nil {
+		d.sums[s.Off] = sum
+		d.off += s.Len
+		return s, nil
+	}
 	if _, err := d.w.Write(b); err != nil {
 		d.err = fmt.Errorf("writing the data file: %w", err)
 		return span{}, d.err
@@ -97,7 +114,7 @@ func (d *dataFile) write(b []byte) (span, error) {
 func (d *dataFile) flush() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.err != nil {
+	if d.err != nil || d.sums != nil {
 		return d.err
 	}
 	if err := d.w.Flush(); err != nil {
@@ -140,7 +157,7 @@ type customBlob struct {
 // validation error of `opm validate`, and custom-schema blobs whose schema
 // or package upstream rejects.
 func Build(ctx context.Context, fsys fs.FS, opts BuildOptions) (*Index, error) {
-	if opts.Data == nil || opts.DataReader == nil {
+	if (opts.Data == nil || opts.DataReader == nil) && !opts.HashOnly {
 		return nil, errors.New("build: no data file")
 	}
 	files, err := declcfg.ListFiles(ctx, fsys)
@@ -148,6 +165,9 @@ func Build(ctx context.Context, fsys fs.FS, opts BuildOptions) (*Index, error) {
 		return nil, NameErr(opts.Name, err)
 	}
 	data := newDataFile(opts.Data)
+	if opts.HashOnly {
+		data.sums = map[int64][sha256.Size]byte{}
+	}
 	results, err := parseFiles(ctx, fsys, files, data, opts)
 	if err != nil {
 		return nil, err
@@ -250,6 +270,9 @@ func Build(ctx context.Context, fsys fs.FS, opts BuildOptions) (*Index, error) {
 		return nil, err
 	}
 	x.data = opts.DataReader
+	if opts.HashOnly {
+		x.data, x.sums = nil, data.sums
+	}
 	x.finish()
 	return x, nil
 }

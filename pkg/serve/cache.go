@@ -85,6 +85,15 @@ type CacheMeta struct {
 	Seal string `json:"seal"`
 }
 
+// Sealed returns m with its Seal set, as BuildCache writes it. A seal is
+// not keyed: it detects an edited meta.json, not a forged one (anyone can
+// seal), which is why --cache-enforce-integrity compares the cache with
+// the catalog (Compare).
+func (m CacheMeta) Sealed() CacheMeta {
+	m.Seal = m.seal()
+	return m
+}
+
 // seal returns the digest of m's fields but Seal: their JSON encoding,
 // hashed.
 func (m CacheMeta) seal() string {
@@ -227,17 +236,10 @@ func OpenCache(ctx context.Context, dir string, want CacheMeta) (c *Cache, err e
 	}
 	defer root.Close()
 	c = &Cache{}
-	data, err := safefs.ReadRegular(root, cacheFile("meta.json"), maxMetaSize)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		return nil, mismatch("%v", err)
+	if c.meta, err = readMeta(root); err != nil {
+		return nil, err
 	}
 	m := &c.meta
-	if err := json.Unmarshal(data, m); err != nil {
-		return nil, mismatch("reading the cache's meta.json: %v", err)
-	}
 	switch {
 	case m.Format != want.Format:
 		return nil, mismatch("cache format %q, this opm writes %q", m.Format, want.Format)
@@ -280,6 +282,33 @@ func OpenCache(ctx context.Context, dir string, want CacheMeta) (c *Cache, err e
 	}
 	c.index, c.data, c.size = idx, f, size
 	return c, nil
+}
+
+// ReadCacheMeta reads the meta.json of the cache in dir, unchecked (see
+// OpenCache): what the cache says of itself. No cache is an error wrapping
+// fs.ErrNotExist; an unreadable one a *CacheMismatchError.
+func ReadCacheMeta(dir string) (CacheMeta, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return CacheMeta{}, err
+	}
+	defer root.Close()
+	return readMeta(root)
+}
+
+func readMeta(root *os.Root) (CacheMeta, error) {
+	var m CacheMeta
+	data, err := safefs.ReadRegular(root, cacheFile("meta.json"), maxMetaSize)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return m, err
+		}
+		return m, mismatch("%v", err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, mismatch("reading the cache's meta.json: %v", err)
+	}
+	return m, nil
 }
 
 // Meta returns the cache's meta.json.
@@ -417,7 +446,7 @@ func BuildCache(ctx context.Context, fsys fs.FS, dir string, meta CacheMeta, opt
 	if x.http != nil {
 		x.http.modTime = meta.Created
 	}
-	meta.Seal = meta.seal()
+	meta = meta.Sealed()
 	mj, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return nil, err

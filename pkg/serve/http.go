@@ -117,6 +117,35 @@ func (c *catalogReader) Seek(offset int64, whence int) (int64, error) {
 	return offset, nil
 }
 
+// Limits of the HTTP API's server (NewHTTPServer).
+const (
+	// HTTPReadHeaderTimeout bounds the time a client takes to send a
+	// request's headers (a new connection's first request included).
+	HTTPReadHeaderTimeout = 10 * time.Second
+	// HTTPIdleTimeout closes a keep-alive connection that has had no
+	// request for that long.
+	HTTPIdleTimeout = 2 * time.Minute
+	// HTTPMaxHeaderBytes bounds a request's header block (net/http's
+	// default is 1 MiB).
+	HTTPMaxHeaderBytes = 64 << 10
+)
+
+// NewHTTPServer returns the server of the HTTP API over x (see
+// HTTPHandler), with the limits above. l, when not nil, is the capped
+// listener it will serve: it is told which connections are idle.
+func NewHTTPServer(x *Index, l *CapListener) *http.Server {
+	srv := &http.Server{
+		Handler:           x.HTTPHandler(),
+		ReadHeaderTimeout: HTTPReadHeaderTimeout,
+		IdleTimeout:       HTTPIdleTimeout,
+		MaxHeaderBytes:    HTTPMaxHeaderBytes,
+	}
+	if l != nil {
+		srv.ConnState = l.ConnState
+	}
+	return srv
+}
+
 // HasHTTP reports whether the index holds the HTTP API's data.
 func (x *Index) HasHTTP() bool { return x.http != nil }
 

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -34,6 +35,9 @@ type Index struct {
 	custom map[customKey][]span
 
 	data io.ReaderAt // the data file
+	// sums are the SHA-256 digests of the data file's sections, by
+	// offset, for an index built with HashOnly (which has no data file).
+	sums map[int64][sha256.Size]byte
 	// http is the catalogd HTTP API's data, when built.
 	http *httpIndex
 

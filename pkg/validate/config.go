@@ -21,9 +21,10 @@ const ConfigFile = ".opm-validate.yaml"
 // MaxConfigSize bounds the size of a configuration file read.
 const MaxConfigSize = 1 << 20
 
-// Config is the content of a ConfigFile: the rule options of the command
-// line, which add to it (--strict and --warn-as-error add rules, --ignore
-// adds ignored rules, --baseline replaces the baseline).
+// Config is the content of a ConfigFile, and of a policy file (see
+// policy.go): the rule options of the command line, which add to it
+// (--strict and --warn-as-error add rules, --ignore adds ignored rules,
+// --baseline replaces the baseline), and the release gate's settings.
 type Config struct {
 	// Strict turns every warning into an error.
 	Strict bool `json:"strict,omitempty"`
@@ -34,6 +35,19 @@ type Config struct {
 	// Baseline is a baseline file (see Baseline), relative to the catalog
 	// root and inside it.
 	Baseline string `json:"baseline,omitempty"`
+
+	// Policy is the policy this configuration starts from: a preset name
+	// or a file, relative to this one (see LoadPolicy).
+	Policy string `json:"policy,omitempty"`
+	// OCPVersion is the OpenShift version the catalog is built for, and
+	// KubeVersion the Kubernetes version it ships (for versions opm does
+	// not know).
+	OCPVersion  string `json:"ocpVersion,omitempty"`
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// Rules sets the level of rules: error, warning or off.
+	Rules map[string]Level `json:"rules,omitempty"`
+	// Allow are the release gate's allow-lists.
+	Allow *Allow `json:"allow,omitempty"`
 }
 
 // ParseConfig parses a ConfigFile: YAML (or JSON) with only the fields of
@@ -44,6 +58,9 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 	}
 	var c Config
 	if len(bytes.TrimSpace(data)) > 0 {
+		if err := checkPolicySchema(data, file); err != nil {
+			return nil, err
+		}
 		if err := yaml.UnmarshalStrict(data, &c); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
@@ -55,6 +72,9 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 	}
 	if err := CheckRules(file+": ignore", c.Ignore); err != nil {
 		return nil, errors.New(err.Error())
+	}
+	if err := c.checkRules(file); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

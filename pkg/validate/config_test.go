@@ -17,8 +17,8 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("empty config = %+v, %v", c, err)
 	}
 	for in, want := range map[string]string{
-		"strict: yes please\n":     ConfigFile + ": error unmarshaling JSON",
-		"ignor: [schema]\n":        `unknown field "ignor"`,
+		"strict: yes please\n":     ConfigFile + `:1:9: strict: conflicting values bool and "yes please" (mismatched types bool and string)`,
+		"ignor: [schema]\n":        ConfigFile + `:1:1: ignor: field not allowed`,
 		"ignore: [no-such-rule]\n": `ignore: unknown rule "no-such-rule"`,
 		"warnAsError: [nope]\n":    `warnAsError: unknown rule "nope"`,
 		strings.Repeat("#", 2<<20): "larger than",

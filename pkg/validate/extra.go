@@ -219,6 +219,23 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 		}
 		return semver.Version{}, false
 	}
+	// The versions of each package's bundles (of byPkg), indexed for
+	// skipRanges: a range finds the versions it covers without testing
+	// all of them.
+	indexes := map[string]*versionrange.Index{}
+	pkgVersions := func(pkg string) *versionrange.Index {
+		x := indexes[pkg]
+		if x == nil {
+			fs := byPkg[pkg]
+			vers := make([]semver.Version, len(fs))
+			for i, f := range fs {
+				vers[i] = f.version
+			}
+			x = versionrange.NewIndex(vers, func(i int) bool { return fs[i].hasVersion })
+			indexes[pkg] = x
+		}
+		return x
+	}
 	for ci, ch := range cfg.Channels {
 		chAt := blobID{kind: declcfg.KindChannel, i: ci, ok: true}
 		entryPath := func(k int, rest string) string { return "entries[" + strconv.Itoa(k) + "]" + rest }
@@ -241,12 +258,11 @@ func (g *group) extraChecks(facts *catalogFacts) []Finding {
 						"skipRange %q of bundle %q uses a \"v\" prefix", e.SkipRange, e.Name))
 				} else if r, err := versionrange.ParseSkipRange(e.SkipRange); err == nil {
 					covered := false
-					for _, f := range byPkg[ch.Package] {
-						if f.hasVersion && f.b.Name != e.Name && r.Contains(f.version) {
-							covered = true
-							break
-						}
-					}
+					fs := byPkg[ch.Package]
+					pkgVersions(ch.Package).Visit(r, nil, func(i int) bool {
+						covered = fs[i].b.Name != e.Name
+						return !covered
+					})
 					// A range of versions older than the bundle's own,
 					// none of which the package has, speaks of history
 					// this catalog no longer has (pruned, or never shipped
@@ -384,6 +400,8 @@ type history struct {
 	entries   map[string]bool
 	prefixes  []string // "<prefix>" of the package's bundle names "<prefix><version>"
 	names     []string // the package's bundle names, for suggestions
+
+	byVersion *versionrange.Index // the entries' versions, built on first use
 }
 
 func newHistory(ch declcfg.Channel, bundles []*bundleFacts, versionOf func(string, string) (semver.Version, bool)) *history {
@@ -454,11 +472,20 @@ func (h *history) isTail(e declcfg.ChannelEntry) bool {
 		if err != nil {
 			return false
 		}
-		for _, o := range h.ch.Entries {
-			if v, ok := h.versionOf(h.ch.Package, o.Name); ok && o.Name != e.Name && r.Contains(v) {
-				return false
+		if h.byVersion == nil {
+			vers := make([]semver.Version, len(h.ch.Entries))
+			has := make([]bool, len(h.ch.Entries))
+			for i, o := range h.ch.Entries {
+				vers[i], has[i] = h.versionOf(h.ch.Package, o.Name)
 			}
+			h.byVersion = versionrange.NewIndex(vers, func(i int) bool { return has[i] })
 		}
+		tail := true
+		h.byVersion.Visit(r, nil, func(i int) bool {
+			tail = h.ch.Entries[i].Name == e.Name
+			return tail
+		})
+		return tail
 	}
 	return true
 }

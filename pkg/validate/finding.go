@@ -12,6 +12,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
+	"github.com/opmkit/opm/pkg/olmv1"
 )
 
 // Severity is how bad a finding is.
@@ -83,6 +84,10 @@ type Result struct {
 	// Ignored and Baselined count the findings left out by the Ignore
 	// and Baseline options.
 	Ignored, Baselined int
+	// OLMv1 counts what OLM v1 installs, when Options.OLMv1 was set.
+	OLMv1 *olmv1.Summary
+	// Gate says what the release gate checked, when Options.Gate was set.
+	Gate *GateSummary
 
 	// upstream is upstream's message when upstream fails the catalog.
 	upstream string

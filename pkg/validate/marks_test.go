@@ -91,12 +91,18 @@ func TestRules(t *testing.T) {
 	for _, file := range files {
 		code := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		covered[code] = true
-		for _, af := range ruleCase(t, file).Files {
+		ar := ruleCase(t, file)
+		opts := opts
+		opts.Gate = gateCase(t, ar, code)
+		for _, af := range ar.Files {
+			if af.Name == policyCaseFile {
+				continue
+			}
 			t.Run(code+"/"+af.Name, func(t *testing.T) {
 				data, marks := stripMarkers(af.Data)
 				res := validateNamed(t, string(data), af.Name, opts)
 				checkMarks(t, res, af.Name, marks)
-				checkRuleCase(t, res, code, af.Name, marks)
+				checkRuleCase(t, res, code, af.Name, marks, opts.Gate)
 				if !strings.HasSuffix(af.Name, ".yaml") || code == CodeLoad {
 					return
 				}
@@ -118,9 +124,12 @@ func TestRules(t *testing.T) {
 		}
 	}
 	for _, r := range Rules {
-		// the CRD upgrade rules need bundle manifests: pkg/crd's tests and
-		// cmd/opm's crd_*.txtar scripts cover them
-		if !covered[r.Code] && !internalCodes[r.Code] && !strings.HasPrefix(r.Code, CRDCodePrefix) {
+		// the CRD upgrade and OLM v1 rules need bundle manifests: pkg/crd's
+		// and pkg/olmv1's tests and cmd/opm's crd_*.txtar and olmv1_*.txtar
+		// scripts cover them; the serve cache rules need caches:
+		// pkg/action/serve's tests and validate_check_cache.txtar
+		if !covered[r.Code] && !internalCodes[r.Code] && !strings.HasPrefix(r.Code, CRDCodePrefix) && !strings.HasPrefix(r.Code, "olmv1-") &&
+			r.Code != CodeServeCacheMismatch && r.Code != CodeServeCacheNotChecked && !gateCodesElsewhere[r.Code] {
 			t.Errorf("rule %s has no test case in testdata/rules", r.Code)
 		}
 	}
@@ -148,9 +157,54 @@ func checkMarks(t *testing.T, res *Result, file string, marks []mark) {
 	}
 }
 
+// gateCodesElsewhere are the release gate rules without a case here: their
+// findings have no position in a catalog file (catalog-empty, the
+// directory rules, release-not-checked); gate_test.go and the gate_*.txtar
+// scripts cover them.
+var gateCodesElsewhere = map[string]bool{CodeCatalogEmpty: true, CodeDirectoryEmpty: true, CodePackageDirMissing: true, CodeGateNotChecked: true}
+
+// policyCaseFile is the file of a rule case that holds the policy turning
+// its release gate rule on (the rule alone, at its level, without one).
+const policyCaseFile = "policy.yaml"
+
+// gateCase returns the release gate options of a case: those of its
+// policy.yaml, or the release gate rule code alone at its level; nil for
+// the other rules.
+func gateCase(t *testing.T, ar *txtar.Archive, code string) *GateOptions {
+	t.Helper()
+	r, ok := GateRuleByCode(code)
+	if !ok {
+		return nil
+	}
+	for _, f := range ar.Files {
+		if f.Name != policyCaseFile {
+			continue
+		}
+		c, err := ParseConfig(f.Data, f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ResolvePolicy([]PolicyLayer{{Name: f.Name, Config: c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := p.Target()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := p.Gate(target, f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	return &GateOptions{Levels: map[string]Severity{code: r.Level}}
+}
+
 // checkRuleCase checks the finding of the case's rule: marked, of the
-// rule's severity, and the verdict.
-func checkRuleCase(t *testing.T, res *Result, code, file string, marks []mark) {
+// rule's severity (its level in the case's policy, for a release gate
+// rule), and the verdict.
+func checkRuleCase(t *testing.T, res *Result, code, file string, marks []mark, gate *GateOptions) {
 	t.Helper()
 	marked := false
 	for _, mk := range marks {
@@ -168,6 +222,9 @@ func checkRuleCase(t *testing.T, res *Result, code, file string, marks []mark) {
 	wantSev := SeverityWarning
 	if r.Upstream {
 		wantSev = SeverityError
+	}
+	if gate != nil {
+		wantSev = gate.Levels[code]
 	}
 	for _, f := range res.Findings {
 		if f.Code == code && f.Severity != wantSev {

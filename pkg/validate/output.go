@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/pkg/model"
+	"github.com/opmkit/opm/pkg/olmv1"
 )
 
 // Formats lists the output formats of [Write]; "" is text.
@@ -41,6 +42,8 @@ type upstreamResult struct {
 	Passed   bool           `json:"passed"`
 	Error    *upstreamError `json:"error,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
+	OLMv1    *olmv1.Summary `json:"olmV1,omitempty"`
+	Gate     *GateSummary   `json:"releaseGate,omitempty"`
 }
 
 type upstreamError struct {
@@ -48,7 +51,7 @@ type upstreamError struct {
 }
 
 func toUpstream(res *Result) upstreamResult {
-	out := upstreamResult{Passed: res.Passed, Findings: res.Findings}
+	out := upstreamResult{Passed: res.Passed, Findings: res.Findings, OLMv1: res.OLMv1, Gate: res.Gate}
 	if !res.Passed {
 		out.Error = &upstreamError{Message: res.Message}
 	}
@@ -81,8 +84,9 @@ func WriteYAML(w io.Writer, res *Result) error {
 // with each leaf followed by its position, then every other error as
 // "file:line:col: error: message [code]" with its help, then the warnings:
 // all of them likewise when verbose, else one per rule (the first, and
-// how many more there are), each with its help. Nothing is written for a clean
-// catalog.
+// how many more there are), each with its help; then the OLM v1 summary,
+// when there is one, and what the release gate checked, when it ran.
+// Nothing else is written for a clean catalog.
 func WriteText(w io.Writer, res *Result, verbose bool) error {
 	var buf bytes.Buffer
 	if res.Tree != nil {
@@ -128,6 +132,14 @@ func WriteText(w io.Writer, res *Result, verbose bool) error {
 		if f.Help != "" {
 			buf.WriteString("    help: " + f.Help + "\n")
 		}
+	}
+	if res.OLMv1 != nil {
+		if err := res.OLMv1.WriteText(&buf); err != nil {
+			return err
+		}
+	}
+	if res.Gate != nil {
+		buf.WriteString(res.Gate.Text() + "\n")
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
@@ -272,7 +284,7 @@ func WriteSARIF(w io.Writer, res *Result, tool ToolInfo) error {
 			index[f.Code] = i
 			r, _ := RuleByCode(f.Code)
 			level := "warning"
-			if r.Upstream {
+			if r.Upstream || errorByDefault[f.Code] {
 				level = "error"
 			}
 			desc := r.Summary

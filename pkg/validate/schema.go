@@ -100,6 +100,8 @@ type compiled struct {
 	blobs      cue.Value
 	custom     cue.Value
 	properties cue.Value
+	// lifecycle is #Lifecycle (the release gate's lifecycle-invalid).
+	lifecycle cue.Value
 	// defs caches lookups of #Blobs, #Custom and #PropertyValues entries.
 	defs map[string]cue.Value
 	// shapeOK caches, per definition and shape (see shapeOf), whether
@@ -144,10 +146,11 @@ func (s *Schemas) compile() (*compiled, error) {
 		blobs:      v.LookupPath(cue.ParsePath("#Blobs")),
 		custom:     v.LookupPath(cue.ParsePath("#Custom")),
 		properties: v.LookupPath(cue.ParsePath("#PropertyValues")),
+		lifecycle:  v.LookupPath(cue.ParsePath("#Lifecycle")),
 		defs:       map[string]cue.Value{},
 		shapeOK:    map[string]bool{},
 	}
-	for _, x := range []cue.Value{c.blobs, c.custom, c.properties} {
+	for _, x := range []cue.Value{c.blobs, c.custom, c.properties, c.lifecycle} {
 		if err := x.Err(); err != nil {
 			return nil, fmt.Errorf("building schemas: %s", strings.TrimSpace(cueerrors.Details(err, nil)))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/model"
+	"github.com/opmkit/opm/pkg/olmv1"
 )
 
 // Rule codes of this package (the model's are in pkg/model).
@@ -52,6 +53,16 @@ type Options struct {
 	// Bundles, when set, validates every bundle as `opm bundle validate`
 	// does (bundles.go).
 	Bundles *BundleOptions
+	// OLMv1, when set, checks what OLM v1 installs and upgrades
+	// (olmv1.go); Result.OLMv1 counts it.
+	OLMv1 *OLMv1Options
+	// Extra are findings of checks made outside this package (the serve
+	// cache check of `opm validate --check-cache`), reported with the
+	// catalog's and subject to the same rule options.
+	Extra []Finding
+	// Gate, when set, runs the release gate rules it turns on (gate.go);
+	// Result.Gate says what it checked.
+	Gate *GateOptions
 }
 
 // Validate checks cfg and returns every finding. The verdict (Passed) and
@@ -87,6 +98,8 @@ type groupResult struct {
 	// other are the schema findings and the checks upstream lacks.
 	other []Finding
 	facts catalogFacts
+	gate  gateFacts
+	olmv1 *olmv1.Summary
 }
 
 // rankedFinding is a conversion issue and its place in upstream's order of
@@ -166,6 +179,19 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 					}
 					results[i].other = append(results[i].other, fs...)
 				}
+				if opts.Gate != nil {
+					results[i].other = append(results[i].other, g.gateChecks(opts.Gate, sc, &results[i].gate)...)
+				}
+				if opts.OLMv1 != nil {
+					fs, sum, err := g.olmv1Checks(ctx, opts.OLMv1)
+					if err != nil {
+						errs[w] = err
+						next.Store(int64(len(names)))
+						return
+					}
+					results[i].other = append(results[i].other, fs...)
+					results[i].olmv1 = sum
+				}
 			}
 		}()
 	}
@@ -180,6 +206,9 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	}
 
 	res := &Result{}
+	if opts.OLMv1 != nil {
+		res.OLMv1 = olmv1.NewSummary(opts.OLMv1.Gates)
+	}
 	var conv []rankedFinding
 	for _, gr := range results {
 		conv = append(conv, gr.conv...)
@@ -196,6 +225,7 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	})
 	root := &model.ValidationError{Message: "invalid index"}
 	var facts catalogFacts
+	var gate gateFacts
 	for _, gr := range results {
 		for _, c := range gr.conv {
 			res.Findings = append(res.Findings, c.f)
@@ -214,6 +244,10 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 		}
 		res.Findings = append(res.Findings, gr.other...)
 		facts.merge(&gr.facts)
+		gate.withBundles += gr.gate.withBundles
+		if gr.olmv1 != nil {
+			res.OLMv1.Merge(gr.olmv1)
+		}
 	}
 	results = nil
 	if len(conv) > 0 {
@@ -249,6 +283,14 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 	}
 	if err := locate(ctx, src, res.Findings); err != nil {
 		return nil, err
+	}
+	if opts.Gate != nil {
+		res.Findings = append(res.Findings, catalogGateFindings(opts.Gate, gate)...)
+		res.Gate = opts.Gate.summary()
+	}
+	for _, f := range opts.Extra {
+		f.ref = -1
+		res.Findings = append(res.Findings, f)
 	}
 	res.Findings = dedupe(res.Findings)
 	sel.apply(res)

@@ -85,8 +85,9 @@ func (r *Range) ContainsVersion(v semver.Version) bool {
 
 // SkipRange is an OLM classic olm.skipRange.
 type SkipRange struct {
-	text string
-	r    semver.Range
+	text  string
+	r     semver.Range
+	spans []Span
 }
 
 // ParseSkipRange parses a skipRange such as ">=4.1.0 <4.1.2". Errors carry
@@ -97,7 +98,7 @@ func ParseSkipRange(s string) (*SkipRange, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SkipRange{text: s, r: r}, nil
+	return &SkipRange{text: s, r: r, spans: skipRangeSpans(s)}, nil
 }
 
 // String returns the range as written.

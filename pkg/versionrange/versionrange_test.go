@@ -1,6 +1,7 @@
 package versionrange
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,5 +262,91 @@ func TestSkipRangeOlder(t *testing.T) {
 	r, _ := ParseSkipRange("<1.2.0")
 	if !r.Older(semver.MustParse("1.2.0+b.1")) {
 		t.Error(`"<1.2.0" is not older than 1.2.0+b.1`)
+	}
+}
+
+// TestSkipRangeSpans pins the spans of typical and odd skipRanges.
+func TestSkipRangeSpans(t *testing.T) {
+	for _, tc := range []struct{ rng, want string }{
+		{">=4.1.0 <4.1.2", "[4.1.0,4.1.2)"},
+		{">4.1.0 <=4.1.2", "(4.1.0,4.1.2]"},
+		{"<1.0.0", "(*,1.0.0)"},
+		{">=1.0.0", "[1.0.0,*)"},
+		{"1.2.3", "[1.2.3,1.2.3]"},
+		{"!=1.2.3", "(*,*)"},
+		{"<1.0.0 || >=2.0.0 <3.0.0", "(*,1.0.0) [2.0.0,3.0.0)"},
+		{">=2.0.0 <3.0.0 || <2.5.0", "(*,3.0.0)"},
+		{"!=1.1.0 <1.1.1 || <= 2.2.1 <2.3.0", "(*,2.2.1]"},
+		{"1.2.x", "[1.2.0,1.3.0)"},
+		{">1.x", "[2.0.0,*)"},
+		{"<=1.2.x", "(*,1.3.0)"},
+		{"!=1.x", ""}, // blang reads it as <1.0.0 AND >=2.0.0
+		{">=2.0.0 <1.0.0", ""},
+		{">1.0.0 <1.0.0 || >=1.0.0 <=1.0.0", "[1.0.0,1.0.0]"},
+		{">= 1.0.0 < 1.1.0", "[1.0.0,1.1.0)"},
+		{">=1.0.0-rc.1 <1.0.0", "[1.0.0-rc.1,1.0.0)"},
+	} {
+		r := mustSkipRange(t, tc.rng)
+		var got []string
+		for _, s := range r.Spans() {
+			got = append(got, spanString(s))
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("%q: spans %s, want %s", tc.rng, g, tc.want)
+		}
+	}
+}
+
+func spanString(s Span) string {
+	b := "("
+	if s.LoIncl {
+		b = "["
+	}
+	lo, hi := "*", "*"
+	if s.Lo != nil {
+		lo = s.Lo.String()
+	}
+	if s.Hi != nil {
+		hi = s.Hi.String()
+	}
+	e := ")"
+	if s.HiIncl {
+		e = "]"
+	}
+	return b + lo + "," + hi + e
+}
+
+// TestIndex: an index finds what testing every version finds, in
+// position order, and a narrow range tests few versions.
+func TestIndex(t *testing.T) {
+	var vers []semver.Version
+	for _, s := range probes {
+		vers = append(vers, semver.MustParse(s))
+	}
+	vers = append(vers, vers[3], vers[10]) // repeated versions
+	keep := func(i int) bool { return i%7 != 3 }
+	x := NewIndex(vers, keep)
+	for _, rng := range []string{">=1.0.0 <1.2.3", "<0.2.0 || >=2.3.0", "!=1.2.3", "1.11.x", "=1.2.3", ">10.0.0", "<0.0.0"} {
+		r := mustSkipRange(t, rng)
+		var want []int
+		for i, v := range vers {
+			if keep(i) && r.Contains(v) {
+				want = append(want, i)
+			}
+		}
+		if got := x.Members(nil, r, nil); !slices.Equal(got, want) {
+			t.Errorf("%q: members %v, want %v", rng, got, want)
+		}
+	}
+	// 20,000 versions and a range that covers one of them.
+	vers = vers[:0]
+	for i := 0; i < 20000; i++ {
+		vers = append(vers, semver.Version{Major: 1, Patch: uint64(i)})
+	}
+	x = NewIndex(vers, nil)
+	tested := 0
+	got := x.Members(nil, mustSkipRange(t, ">=1.0.500 <1.0.501"), &tested)
+	if !slices.Equal(got, []int{500}) || tested > 2 {
+		t.Errorf("a range of one version among 20,000: %v, %d versions tested", got, tested)
 	}
 }

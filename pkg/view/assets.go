@@ -61,7 +61,7 @@ func (s *Server) parseTemplates() error {
 		},
 		"pathForm": s.pathForm,
 		"diffURL": func(pkg, ch string) string {
-			return "/diff/packages/" + url.PathEscape(pkg) + "/channels/" + url.PathEscape(ch)
+			return "/diff/packages/" + pathSegment(pkg) + "/channels/" + pathSegment(ch)
 		},
 		"safeURL": safeURL,
 		"seq":     func(n int) []int { return make([]int, n) },

@@ -1,8 +1,10 @@
 package view
 
 import (
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
@@ -20,6 +22,11 @@ type Catalog struct {
 	prefix   string // URL prefix of its pages: "", "/old" or "/new"
 	packages map[string]*pkgIndex
 	names    []string // package names, sorted
+
+	// The catalog page's rows and search texts, by name, computed once.
+	rowsOnce sync.Once
+	rows     []PackageRow
+	hay      []string
 }
 
 // pkgIndex holds one package's blobs.
@@ -142,12 +149,28 @@ func (p *pkgIndex) channelsOf(name string) []*graph.ChannelGraph {
 	return out
 }
 
-// match reports whether the package matches a search query: every word of
-// q is in its name, display name, keywords or provider (case folded).
-func match(q string, hay ...string) bool {
-	all := strings.ToLower(strings.Join(hay, "\x00"))
+// searchText is what the package search looks in: the texts, case
+// folded, apart.
+func searchText(texts ...string) string {
+	return strings.ToLower(strings.Join(texts, "\x00"))
+}
+
+// searchWords splits a search into its distinct words, case folded.
+func searchWords(q string) []string {
+	var out []string
 	for _, w := range strings.Fields(strings.ToLower(q)) {
-		if !strings.Contains(all, w) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// match reports whether a package matches a search: every word is in its
+// search text (its name, display name, keywords or provider).
+func match(hay string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(hay, w) {
 			return false
 		}
 	}

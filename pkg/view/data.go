@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"github.com/opmkit/opm/internal/csvtypes"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
+	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -74,19 +76,38 @@ type BundleRow struct {
 	Channels            []string `json:"channels"`
 	Deprecated          bool     `json:"deprecated"`
 	MaxOpenShiftVersion string   `json:"maxOpenShiftVersion,omitempty"`
+	// OLMv1Refused are the rule codes of OLM v1's refusal of the bundle,
+	// under operator-controller's default feature gates (pkg/olmv1).
+	OLMv1Refused []string `json:"olmV1Refused,omitempty"`
 }
 
 // catalogData builds the catalog page's data.
-func (s *Server) catalogData(c *Catalog, q string) *CatalogData {
+func (s *Server) catalogData(ctx context.Context, c *Catalog, q string) *CatalogData {
 	out := &CatalogData{Source: c.Source, Query: q, Total: len(c.names), Packages: []PackageRow{}}
-	for _, n := range c.names {
-		row := s.packageRow(c, c.pkg(n))
-		if q != "" && !match(q, append([]string{row.Name, row.DisplayName, row.Provider}, row.Keywords...)...) {
-			continue
+	rows, hay := s.packageRows(c)
+	words := searchWords(q)
+	for i, row := range rows {
+		if i%256 == 0 && canceled(ctx) {
+			break
 		}
-		out.Packages = append(out.Packages, row)
+		if match(hay[i], words) {
+			out.Packages = append(out.Packages, row)
+		}
 	}
 	return out
+}
+
+// packageRows returns the rows of the catalog's packages, by name, and
+// the text the search looks in for each, computed once.
+func (s *Server) packageRows(c *Catalog) ([]PackageRow, []string) {
+	c.rowsOnce.Do(func() {
+		for _, n := range c.names {
+			row := s.packageRow(c, c.pkg(n))
+			c.rows = append(c.rows, row)
+			c.hay = append(c.hay, searchText(append([]string{row.Name, row.DisplayName, row.Provider}, row.Keywords...)...))
+		}
+	})
+	return c.rows, c.hay
 }
 
 func (s *Server) packageRow(c *Catalog, p *pkgIndex) PackageRow {
@@ -116,7 +137,7 @@ func (s *Server) packageRow(c *Catalog, p *pkgIndex) PackageRow {
 }
 
 // packageData builds the package page's data.
-func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
+func (s *Server) packageData(ctx context.Context, c *Catalog, p *pkgIndex) *PackageData {
 	out := &PackageData{PackageRow: s.packageRow(c, p), ChannelRows: []ChannelRow{}, BundleRows: []BundleRow{}}
 	if p.blob != nil && p.blob.Description != "" {
 		out.Description, out.DescriptionFrom = p.blob.Description, "olm.package"
@@ -126,6 +147,9 @@ func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
 		}
 	}
 	for _, ch := range p.graph.Channels {
+		if canceled(ctx) {
+			break
+		}
 		row := ChannelRow{Name: ch.Name, Default: ch.Name == out.DefaultChannel, Head: ch.Head, Entries: len(ch.Entries), Edges: ch.EdgeCount(graph.MaxEdges)}
 		if n := p.graph.Nodes[ch.Head]; n != nil {
 			row.HeadVersion = n.VersionString()
@@ -145,9 +169,20 @@ func (s *Server) packageData(c *Catalog, p *pkgIndex) *PackageData {
 		if n.MaxOpenShift != nil {
 			row.MaxOpenShiftVersion = n.MaxOpenShift.String()
 		}
+		row.OLMv1Refused = olmv1Refused(p.bundles[n.Name])
 		out.BundleRows = append(out.BundleRows, row)
 	}
 	return out
+}
+
+// olmv1Refused returns the codes of the rules for which OLM v1 refuses b
+// (nil for an installable bundle, or none).
+func olmv1Refused(b *declcfg.Bundle) []string {
+	if b == nil {
+		return nil
+	}
+	ob, _ := olmv1.FromDeclcfg(b)
+	return olmv1.Check(ob, olmv1.DefaultGates()).Codes(olmv1.Refused)
 }
 
 // sortedNodes returns the package's nodes, newest first (nodes without a
@@ -225,6 +260,9 @@ type CSVData struct {
 	Links          []csvtypes.AppLink    `json:"links,omitempty"`
 	InstallModes   []string              `json:"installModes,omitempty"`
 	From           string                `json:"from"` // olm.csv.metadata or olm.bundle.object
+	// ShowSummary: the page shows the summary above the description, as
+	// the description does not already say it.
+	ShowSummary bool `json:"-"`
 }
 
 // API is a provided or required API: a GVK, with the CRD's display name
@@ -308,6 +346,8 @@ func bundleData(p *pkgIndex, name string) (*BundleData, bool) {
 		out.CSV = &CSVData{DisplayName: m.DisplayName, Description: m.Description, Summary: m.Annotations["description"],
 			Provider: m.Provider.Name, ProviderURL: m.Provider.URL, Maturity: m.Maturity, MinKubeVersion: m.MinKubeVersion,
 			Capabilities: m.Annotations["capabilities"], Keywords: m.Keywords, Maintainers: m.Maintainers, Links: m.Links, From: m.from}
+		words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+		out.CSV.ShowSummary = out.CSV.Summary != "" && !strings.Contains(words(m.Description), words(out.CSV.Summary))
 		for _, im := range m.InstallModes {
 			if im.Supported {
 				out.CSV.InstallModes = append(out.CSV.InstallModes, im.Type)
@@ -343,6 +383,10 @@ func bundleData(p *pkgIndex, name string) (*BundleData, bool) {
 			}
 		case property.TypeBundleObject:
 			row.Summary = objectSummary(pr.Value)
+		case property.TypeCSVMetadata:
+			if m != nil && m.from == property.TypeCSVMetadata {
+				row.Summary = fmt.Sprintf("the CSV metadata this page shows (%d bytes; in full by `opm render`)", len(pr.Value))
+			}
 		}
 		if row.Summary == "" {
 			if len(pr.Value) <= maxPropertyShown {

@@ -28,11 +28,36 @@ type DiffGraphData struct {
 	Old  string             `json:"old"`
 	New  string             `json:"new"`
 	Lost []compose.LostPath `json:"lostPaths"`
+	// LostGroups are the lost paths by reason, for the page: a removed
+	// entry often strands many bundles for one reason.
+	LostGroups []LostGroup `json:"-"`
+}
+
+// LostGroup is the bundles that lost their upgrade path for one reason.
+type LostGroup struct {
+	Reason string
+	From   []compose.BundleRef
+}
+
+// groupLost groups lost paths by reason, in the order reasons first come.
+func groupLost(lost []compose.LostPath) []LostGroup {
+	var out []LostGroup
+	at := map[string]int{}
+	for _, lp := range lost {
+		i, ok := at[lp.Reason]
+		if !ok {
+			i = len(out)
+			at[lp.Reason] = i
+			out = append(out, LostGroup{Reason: lp.Reason})
+		}
+		out[i].From = append(out[i].From, lp.From)
+	}
+	return out
 }
 
 func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 	old, cur := s.oldNew()
-	name, chName := r.PathValue("pkg"), r.PathValue("ch")
+	name, chName := pathValue(r, "pkg"), pathValue(r, "ch")
 	op, np := old.pkg(name), cur.pkg(name)
 	if op == nil && np == nil {
 		return nil, unknown(suggest.Unknown("package", name, "in either catalog", append(slices.Clone(old.names), cur.names...)))
@@ -77,6 +102,7 @@ func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 			}
 		}
 	}
+	d.LostGroups = groupLost(d.Lost)
 	lost := map[string]string{}
 	for _, lp := range d.Lost {
 		lost[lp.From.Name] = lp.Reason
@@ -85,7 +111,7 @@ func (s *Server) diffChannelPage(r *http.Request) (*page, error) {
 		d.Nodes[i].Lost = lost[d.Nodes[i].Name]
 	}
 	pg := &page{Title: "diff: " + name + " / " + chName, Data: d}
-	pg.Crumbs = []crumb{{"diff", "/"}, {name + " / " + chName, r.URL.Path}}
+	pg.Crumbs = []crumb{{"diff", "/"}, {name + " / " + chName, r.URL.EscapedPath()}}
 	pg.Graph = "/api" + r.URL.RequestURI()
 	pg.Bundles = s.url(cur, "packages", name, "bundles") + "/"
 	pg.OldBundles = s.url(old, "packages", name, "bundles") + "/"

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -93,6 +94,8 @@ const (
 
 // graphOptions select what a graph shows.
 type graphOptions struct {
+	// ctx is the request's: drawing stops when the client leaves.
+	ctx       context.Context
 	semantics graph.Semantics
 	page      int // from 1
 	limit     int
@@ -200,8 +203,12 @@ func channelGraph(p *pkgIndex, chans []*graph.ChannelGraph, o graphOptions) *Gra
 	}
 	visit := func(fn func(ch *graph.ChannelGraph, e graph.Edge)) {
 		seen := map[key]bool{}
+		n := 0
 		for _, ch := range chans {
 			ch.VisitEdgesAmong(func(n string) bool { return shown[n] }, func(e graph.Edge) bool {
+				if n++; n%1024 == 0 && canceled(o.ctx) {
+					return false
+				}
 				k := key{e.From, e.To, e.Kind}
 				if !seen[k] {
 					seen[k] = true
@@ -244,6 +251,9 @@ func channelGraph(p *pkgIndex, chans []*graph.ChannelGraph, o graphOptions) *Gra
 	if hi-lo < len(nodes) {
 		total = 0
 		for _, ch := range chans {
+			if canceled(o.ctx) {
+				break
+			}
 			n := ch.EdgeCount(graph.MaxEdges)
 			over = over || n > graph.MaxEdges
 			total += n
@@ -270,6 +280,10 @@ func channelGraph(p *pkgIndex, chans []*graph.ChannelGraph, o graphOptions) *Gra
 	out.Note = strings.Join(notes, "; ")
 	return out
 }
+
+// canceled reports whether a request's client has left (a nil context
+// never ends).
+func canceled(ctx context.Context) bool { return ctx != nil && ctx.Err() != nil }
 
 // v1Upgrade reports whether OLM v1 may take an edge: the target's version
 // is above the source's (unknown versions do not forbid it).

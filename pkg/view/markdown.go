@@ -9,6 +9,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
@@ -22,9 +23,12 @@ const maxMarkdown = 256 << 10
 // strikethrough and autolinks. goldmark escapes text and, without its
 // unsafe option, drops raw HTML; the transformer below keeps only links to
 // http, https and mailto URLs and turns images into links, so that a page
-// never loads anything from outside.
+// never loads anything from outside. Table cells are aligned by class
+// (align-left, align-center, align-right in app.css): the pages' CSP
+// refuses style attributes.
 var md = goldmark.New(
-	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify),
+	goldmark.WithExtensions(extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignNone)),
+		extension.Strikethrough, extension.Linkify),
 	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(safeLinks{}, 100))),
 )
 
@@ -60,7 +64,8 @@ func safeURL(dest string) bool {
 	return false
 }
 
-// safeLinks rewrites links, images and autolinks.
+// safeLinks rewrites links, images and autolinks, and gives aligned table
+// cells their class.
 type safeLinks struct{}
 
 func (safeLinks) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
@@ -68,9 +73,13 @@ func (safeLinks) Transform(doc *ast.Document, reader text.Reader, _ parser.Conte
 	var links []ast.Node
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
-			switch n.(type) {
+			switch c := n.(type) {
 			case *ast.Link, *ast.Image, *ast.AutoLink:
 				links = append(links, n)
+			case *extast.TableCell:
+				if c.Alignment != extast.AlignNone {
+					c.SetAttributeString("class", []byte("align-"+c.Alignment.String()))
+				}
 			}
 		}
 		return ast.WalkContinue, nil

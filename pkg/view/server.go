@@ -41,6 +41,10 @@ type Server struct {
 	hosts map[string]bool
 	mux   *http.ServeMux
 	pages map[string]*template.Template
+	// cache keeps computed answers; work bounds the computations running
+	// at once (limit.go).
+	cache *answerCache
+	work  *work
 }
 
 // New builds a server over loaded catalogs.
@@ -53,7 +57,8 @@ func New(opts Options) (*Server, error) {
 	default:
 		return nil, errors.New("view: one catalog, or two with their diff")
 	}
-	s := &Server{cats: opts.Catalogs, diff: opts.Diff, mux: http.NewServeMux()}
+	s := &Server{cats: opts.Catalogs, diff: opts.Diff, mux: http.NewServeMux(),
+		cache: newAnswerCache(defaultCacheBytes), work: newWork(0, 0)}
 	if len(opts.Hosts) > 0 {
 		s.hosts = map[string]bool{}
 		for _, h := range opts.Hosts {
@@ -84,7 +89,7 @@ func (s *Server) routes(c *Catalog) {
 	s.page(p+"/packages/{pkg}/channels/{ch}", "channel", func(r *http.Request) (*page, error) { return s.channelPage(c, r) })
 	s.page(p+"/packages/{pkg}/bundles/{bundle}", "bundle", func(r *http.Request) (*page, error) { return s.bundlePage(c, r) })
 	s.page(p+"/packages/{pkg}/path", "path", func(r *http.Request) (*page, error) { return s.pathPage(c, r) })
-	s.mux.HandleFunc("GET /api"+p+"/packages/{pkg}/graph", func(w http.ResponseWriter, r *http.Request) { s.graphAPI(c, w, r) })
+	s.mux.HandleFunc("GET /api"+p+"/packages/{pkg}/graph", s.computed(func(w http.ResponseWriter, r *http.Request) { s.graphAPI(c, w, r) }, jsonError))
 	s.mux.HandleFunc("GET "+p+"/packages/{pkg}/icon", func(w http.ResponseWriter, r *http.Request) { s.icon(c, w, r) })
 }
 
@@ -131,7 +136,7 @@ func unknown(e *suggest.UnknownError) error {
 
 // page registers a page at pattern and its JSON twin at /api+pattern.
 func (s *Server) page(pattern, tmpl string, h func(*http.Request) (*page, error)) {
-	s.mux.HandleFunc("GET "+pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("GET "+pattern, s.computed(func(w http.ResponseWriter, r *http.Request) {
 		pg, err := h(r)
 		if err != nil {
 			s.errorPage(w, r, err)
@@ -139,8 +144,8 @@ func (s *Server) page(pattern, tmpl string, h func(*http.Request) (*page, error)
 		}
 		pg.apiURL(r)
 		s.render(w, tmpl, pg)
-	})
-	s.mux.HandleFunc("GET /api"+pattern, func(w http.ResponseWriter, r *http.Request) {
+	}, s.errorPage))
+	s.mux.HandleFunc("GET /api"+pattern, s.computed(func(w http.ResponseWriter, r *http.Request) {
 		pg, err := h(r)
 		if err != nil {
 			writeJSONError(w, err)
@@ -151,8 +156,10 @@ func (s *Server) page(pattern, tmpl string, h func(*http.Request) (*page, error)
 			status = http.StatusOK
 		}
 		writeJSON(w, status, pg.Data)
-	})
+	}, jsonError))
 }
+
+func jsonError(w http.ResponseWriter, _ *http.Request, err error) { writeJSONError(w, err) }
 
 // apiURL is the URL of the page's JSON twin.
 func (p *page) apiURL(r *http.Request) {
@@ -251,7 +258,7 @@ func (s *Server) url(c *Catalog, segs ...string) string {
 	b.WriteString(c.prefix)
 	for _, sg := range segs {
 		b.WriteByte('/')
-		b.WriteString(url.PathEscape(sg))
+		b.WriteString(pathSegment(sg))
 	}
 	if len(segs) == 0 {
 		b.WriteByte('/')
@@ -275,7 +282,7 @@ func (s *Server) catalogCrumbs(c *Catalog) []crumb {
 }
 
 func (s *Server) lookupPkg(c *Catalog, r *http.Request) (*pkgIndex, error) {
-	name := r.PathValue("pkg")
+	name := pathValue(r, "pkg")
 	p := c.pkg(name)
 	if p == nil {
 		return nil, unknown(suggest.Unknown("package", name, "in "+c.Source, c.names))
@@ -285,7 +292,7 @@ func (s *Server) lookupPkg(c *Catalog, r *http.Request) (*pkgIndex, error) {
 
 func (s *Server) catalogPage(c *Catalog, r *http.Request) (*page, error) {
 	q := r.URL.Query().Get("q")
-	d := s.catalogData(c, q)
+	d := s.catalogData(r.Context(), c, q)
 	return &page{Title: c.Source, Crumbs: s.catalogCrumbs(c), Cat: c, Data: d}, nil
 }
 
@@ -294,7 +301,7 @@ func (s *Server) packagePage(c *Catalog, r *http.Request) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := s.packageData(c, p)
+	d := s.packageData(r.Context(), c, p)
 	pg := &page{Title: p.name, Cat: c, Data: d, HTML: map[string]template.HTML{}}
 	pg.Crumbs = append(s.catalogCrumbs(c), crumb{Name: p.name, URL: s.url(c, "packages", p.name)})
 	if d.Description != "" {
@@ -307,7 +314,7 @@ func (s *Server) packagePage(c *Catalog, r *http.Request) (*page, error) {
 // graph request.
 func graphQuery(r *http.Request) (graphOptions, error) {
 	q := r.URL.Query()
-	o := graphOptions{semantics: graph.Classic}
+	o := graphOptions{ctx: r.Context(), semantics: graph.Classic}
 	if v := q.Get("semantics"); v != "" {
 		sem, err := graph.ParseSemantics(v)
 		if err != nil {
@@ -339,7 +346,7 @@ func (s *Server) channelPage(c *Catalog, r *http.Request) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := r.PathValue("ch")
+	name := pathValue(r, "ch")
 	ch := p.graph.Channel(name)
 	if ch == nil {
 		return nil, unknown(p.graph.UnknownChannel(name))
@@ -372,7 +379,12 @@ func (s *Server) graphAPI(c *Catalog, w http.ResponseWriter, r *http.Request) {
 	chans := p.graph.Channels
 	if names := r.URL.Query()["channel"]; len(names) > 0 {
 		chans = nil
+		seen := map[string]bool{}
 		for _, n := range names {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
 			ch := p.graph.Channel(n)
 			if ch == nil {
 				writeJSONError(w, unknown(p.graph.UnknownChannel(n)))
@@ -389,7 +401,7 @@ func (s *Server) bundlePage(c *Catalog, r *http.Request) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := r.PathValue("bundle")
+	name := pathValue(r, "bundle")
 	d, ok := bundleData(p, name)
 	if !ok {
 		return nil, unknown(p.graph.UnknownBundle(name))
@@ -450,7 +462,7 @@ func (s *Server) pathPage(c *Catalog, r *http.Request) (*page, error) {
 	}
 	opts := graphaction.PathOptions{Options: graphaction.Options{Packages: []string{p.name}, Channels: pq.Channels},
 		From: pq.From, FromBundle: pq.FromBundle, To: pq.To, Version: pq.Version, Semantics: pq.Semantics}
-	res, err := graphaction.PathIn(c.Graph, opts)
+	res, err := graphaction.PathIn(r.Context(), c.Graph, opts)
 	if err != nil {
 		d.Error, pg.status = err.Error(), http.StatusBadRequest
 		return pg, nil
@@ -470,8 +482,9 @@ func (s *Server) pathPage(c *Catalog, r *http.Request) (*page, error) {
 			d.Cluster = &j.Operators[0]
 		}
 	}
-	// The graph drawn beside the steps: the path's channels.
-	gq := url.Values{"semantics": {pq.Semantics}}
+	// The graph drawn beside the steps: the path's channels, as many of
+	// their nodes as a graph holds (a path starts at an old version).
+	gq := url.Values{"semantics": {pq.Semantics}, "limit": {strconv.Itoa(MaxNodeLimit)}}
 	seen := map[string]bool{}
 	for _, p := range res.Paths {
 		for _, ch := range p.Channels {
@@ -509,6 +522,36 @@ func (s *Server) icon(c *Catalog, w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "private, max-age=300")
 	h.Set("Content-Length", strconv.Itoa(len(p.blob.Icon.Data)))
 	_, _ = w.Write(p.blob.Icon.Data)
+}
+
+// A name is a path segment of the pages' URLs. Browsers resolve the
+// segments "." and ".." (and "%2E", "%2E%2E": they are the same to a URL
+// parser) before asking, so /packages/.. would open the start page. Such
+// names are written with "~2E" for each dot, and a leading "~" of another
+// name as "~7E", so that every name has one segment and reads back;
+// app.js writes the graph's links alike.
+
+// pathSegment is name as one escaped path segment.
+func pathSegment(name string) string {
+	switch {
+	case name == "." || name == "..":
+		return strings.Repeat("~2E", len(name))
+	case strings.HasPrefix(name, "~"):
+		name = "~7E" + name[1:]
+	}
+	return url.PathEscape(name)
+}
+
+// pathValue is the name a path segment of r holds (see pathSegment).
+func pathValue(r *http.Request, key string) string {
+	v := r.PathValue(key)
+	switch {
+	case v == "~2E" || v == "~2E~2E":
+		return strings.Repeat(".", len(v)/3)
+	case strings.HasPrefix(v, "~7E"):
+		return "~" + v[3:]
+	}
+	return v
 }
 
 // LoopbackHosts returns the Host header values a browser sends for a

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -242,6 +245,41 @@ func TestDenseGraphBounds(t *testing.T) {
 	}
 }
 
+// TestQueryBounds: a search of 30,000 words (7.6 s a request, before) and
+// a query string of megabytes are refused at once, saying why; repeated
+// channels draw the union once.
+func TestQueryBounds(t *testing.T) {
+	s := newServer(t, nil, example)
+	words := strings.TrimSpace(strings.Repeat("a ", 30000))
+	for _, tc := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/?q=" + strings.ReplaceAll(words, " ", "+"), http.StatusRequestURITooLong, "bytes: at most 4096 are read"},
+		{"/api/?q=" + strings.Repeat("cache+", 50), http.StatusBadRequest, "at most 256"},
+		{"/api/packages/cache-operator/path?from=" + strings.Repeat("1", 5000), http.StatusRequestURITooLong, "at most 4096 are read"},
+		{"/api/?q=cache+cache+operator", http.StatusOK, `"name": "cache-operator"`},
+	} {
+		resp := get(t, s, "", tc.path)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.want) {
+			t.Errorf("GET %.60s...: %d, want %d with %q: %.300s", tc.path, resp.StatusCode, tc.code, tc.want, body)
+		}
+	}
+	var one, many view.GraphData
+	getInto := func(path string, v any) {
+		if err := json.NewDecoder(get(t, s, "", path).Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	getInto("/api/packages/cache-operator/graph?channel=fast", &one)
+	getInto("/api/packages/cache-operator/graph?"+strings.TrimSuffix(strings.Repeat("channel=fast&", 300), "&"), &many)
+	if len(many.Channels) != 1 || len(many.Edges) != len(one.Edges) {
+		t.Errorf("channel=fast 300 times: channels %v, %d edges; once: %d edges", many.Channels, len(many.Edges), len(one.Edges))
+	}
+}
+
 func TestDiffPages(t *testing.T) {
 	s := newServer(t, nil, example, writeNewExample(t))
 	for path, code := range map[string]int{
@@ -260,5 +298,102 @@ func TestDiffPages(t *testing.T) {
 	}
 	if len(d.Lost) != 1 || d.Lost[0].From.Name != "web-console.v2.1.0" {
 		t.Errorf("lost paths %+v", d.Lost)
+	}
+}
+
+// writeDotNames writes a catalog whose package, channel and bundles are
+// named ".", ".." and "~x", with a description holding an aligned table.
+func writeDotNames(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	bundle := func(name, version string) map[string]any {
+		return map[string]any{"schema": "olm.bundle", "package": "..", "name": name, "image": "example.com/dots:" + version,
+			"properties": []map[string]any{{"type": "olm.package", "value": map[string]any{"packageName": "..", "version": version}}}}
+	}
+	for _, v := range []any{
+		map[string]any{"schema": "olm.package", "name": "..", "defaultChannel": ".",
+			"description": "| left | center | right |\n|:-----|:------:|------:|\n| a | b | c |\n"},
+		map[string]any{"schema": "olm.channel", "package": "..", "name": ".", "entries": []map[string]any{
+			{"name": "."}, {"name": "..", "replaces": "."}, {"name": "~x", "replaces": ".."}}},
+		bundle(".", "1.0.0"), bundle("..", "1.1.0"), bundle("~x", "1.2.0"),
+	} {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDotNames: names "." and ".." link to their own pages, not to the
+// start page a browser would resolve /packages/.. to; "~2E" stands for
+// each dot, a leading "~" of another name is "~7E".
+func TestDotNames(t *testing.T) {
+	s := newServer(t, nil, writeDotNames(t))
+	body, _ := io.ReadAll(get(t, s, "", "/").Body)
+	if !bytes.Contains(body, []byte(`href="/packages/~2E~2E"`)) {
+		t.Errorf("the catalog page does not link the package \"..\" as /packages/~2E~2E")
+	}
+	for _, tc := range []struct{ path, title, link string }{
+		{"/packages/~2E~2E", "<title>.. · opm view</title>", `href="/packages/~2E~2E/channels/~2E"`},
+		{"/packages/~2E~2E/channels/~2E", "<title>.. / . · opm view</title>", `data-bundles="/packages/~2E~2E/bundles/"`},
+		{"/packages/~2E~2E/bundles/~2E~2E", "<title>.. · opm view</title>", `href="/packages/~2E~2E/channels/~2E"`},
+		{"/packages/~2E~2E/bundles/~2E", "<title>. · opm view</title>", ""},
+		{"/packages/~2E~2E/bundles/~7Ex", "<title>~x · opm view</title>", ""},
+	} {
+		resp := get(t, s, "", tc.path)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(tc.title)) || !bytes.Contains(body, []byte(tc.link)) {
+			t.Errorf("GET %s: %d, want %s and %s in it", tc.path, resp.StatusCode, tc.title, tc.link)
+		}
+		for _, bad := range []string{`href="/packages/.."`, `href="/packages/../`, `/bundles/.."`, `/channels/."`} {
+			if bytes.Contains(body, []byte(bad)) {
+				t.Errorf("GET %s: a link %s", tc.path, bad)
+			}
+		}
+	}
+	// The package page's bundle list and the aligned table.
+	body, _ = io.ReadAll(get(t, s, "", "/packages/~2E~2E").Body)
+	for _, want := range []string{`href="/packages/~2E~2E/bundles/~7Ex"`, `<th class="align-center">center</th>`, `<td class="align-right">c</td>`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("the package page lacks %s", want)
+		}
+	}
+	if bytes.Contains(body, []byte(" style=")) {
+		t.Errorf("the package page has a style attribute, which its CSP refuses")
+	}
+}
+
+// TestBundleDescriptionOnce: a bundle page says its description once: not
+// again as a summary the description holds already (quay), nor in the
+// olm.csv.metadata property shown in full (rabbitmq).
+func TestBundleDescriptionOnce(t *testing.T) {
+	s := newServer(t, nil, conformance(t, "community-operators-prod-v4.20"))
+	for _, tc := range []struct{ page, summary string }{
+		{"/packages/project-quay/bundles/quay-operator.v3.17.3", ""},
+		{"/packages/rabbitmq-cluster-operator/bundles/rabbitmq-cluster-operator.v2.22.3", "the CSV metadata this page shows"},
+	} {
+		var d view.BundleData
+		if err := json.NewDecoder(get(t, s, "", "/api"+tc.page).Body).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.CSV == nil || d.CSV.Description == "" || (tc.summary == "" && d.CSV.Summary == "") {
+			t.Fatalf("%s: no description or summary", tc.page)
+		}
+		body, _ := io.ReadAll(get(t, s, "", tc.page).Body)
+		text := strings.Join(strings.Fields(string(body)), " ")
+		summary := template.HTMLEscapeString(strings.Join(strings.Fields(d.CSV.Summary), " "))
+		if strings.Contains(strings.Join(strings.Fields(d.CSV.Description), " "), strings.Join(strings.Fields(d.CSV.Summary), " ")) && strings.Contains(text, `<p class="lead">`+summary) {
+			t.Errorf("%s: the summary is shown above a description that holds it", tc.page)
+		}
+		for _, p := range d.Properties {
+			if p.Type == "olm.csv.metadata" && (p.Value != "" || !strings.Contains(p.Summary, tc.summary)) {
+				t.Errorf("%s: olm.csv.metadata shown as %q / %q", tc.page, p.Value, p.Summary)
+			}
+		}
 	}
 }

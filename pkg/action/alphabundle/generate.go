@@ -192,6 +192,11 @@ func Generate(ctx context.Context, opts GenerateOptions) (*GenerateResult, error
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range []string{relManifests, relMetadata} {
+		if err := bundle.DockerfilePath(p); err != nil {
+			return nil, err
+		}
+	}
 	base := opts.BaseImage
 	if base == "" {
 		base = "scratch"

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/opmkit/opm/internal/fsutil"
+	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/bundle"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
@@ -19,11 +22,12 @@ type UnpackOptions struct {
 	// Ref is the bundle image: any reference pkg/image opens (a registry
 	// image, oci:DIR, oci-archive:FILE, docker-archive:FILE).
 	Ref string
-	// OutDir receives the image's filesystem ("" = the current
+	// OutDir receives the bundle's directories ("" = the current
 	// directory). It must be absent or empty unless Overwrite.
 	OutDir string
-	// Overwrite unpacks into a non-empty OutDir, replacing the entries
-	// the image has (manifests/, metadata/, ...) and leaving the others.
+	// Overwrite unpacks into a non-empty OutDir, replacing the bundle's
+	// directories that it has (manifests/, metadata/ and those the
+	// annotations name) and leaving everything else.
 	Overwrite bool
 	// SkipValidation unpacks an image that does not render as a bundle.
 	SkipValidation bool
@@ -38,6 +42,8 @@ type UnpackResult struct {
 	OutDir string `json:"outDir"`
 	// Entries are the top-level names written in OutDir.
 	Entries []string `json:"entries"`
+	// Skipped are the image's other top-level entries, not written.
+	Skipped []string `json:"skipped,omitempty"`
 	// Bundle is the bundle's name, when it was validated.
 	Bundle string `json:"bundle,omitempty"`
 }
@@ -46,11 +52,47 @@ type UnpackResult struct {
 type NotEmptyError struct{ Dir string }
 
 func (e *NotEmptyError) Error() string {
-	return fmt.Sprintf("output directory %q is not empty: unpack into a new or empty directory (--out DIR), or add --overwrite to replace the entries the image has and keep the others", e.Dir)
+	return fmt.Sprintf("output directory %q is not empty: unpack into a new or empty directory (--out DIR), or add --overwrite to replace the bundle's directories (manifests/, metadata/) and keep everything else", e.Dir)
 }
 
-// Unpack pulls the image and writes its filesystem to OutDir through
-// pkg/image's extraction (its limits, and links that stay inside). The
+// bundleDirs are the top-level entries Unpack writes: manifests/,
+// metadata/ and the directories the annotations name (image labels, and
+// metadata/annotations.yaml in dir), each reduced to its first path
+// element. A name that is empty, a dot segment or hidden (.git) is not
+// taken: an image does not get to pick what in a checkout it replaces.
+func bundleDirs(labels map[string]string, dir string) map[string]bool {
+	dirs := map[string]bool{"manifests": true, "metadata": true}
+	add := func(v string) {
+		first, _, _ := strings.Cut(strings.TrimLeft(path.Clean("/"+strings.TrimSpace(v)), "/"), "/")
+		if first != "" && !strings.HasPrefix(first, ".") && !strings.ContainsAny(first, "\\\x00") {
+			dirs[first] = true
+		}
+	}
+	keys := []string{bundle.AnnotationManifests, bundle.AnnotationMetadata}
+	for _, k := range keys {
+		if v, ok := labels[k]; ok {
+			add(v)
+		}
+	}
+	if root, err := os.OpenRoot(dir); err == nil {
+		defer root.Close()
+		if data, err := safefs.ReadRegular(root, "metadata/annotations.yaml", 1<<20); err == nil {
+			if ann, err := bundle.DecodeAnnotations(data); err == nil {
+				for _, k := range keys {
+					if v, ok := ann[k]; ok {
+						add(v)
+					}
+				}
+			}
+		}
+	}
+	return dirs
+}
+
+// Unpack pulls the image and writes its bundle directories (see
+// bundleDirs) to OutDir through pkg/image's extraction (its limits, and
+// links that stay inside); the image's other top-level entries are skipped
+// and listed in the result. The
 // image is unpacked into a private directory inside OutDir, checked to
 // render as a bundle (unless SkipValidation), then moved into place entry
 // by entry: on failure OutDir is left as it was.
@@ -108,9 +150,24 @@ func Unpack(ctx context.Context, opts UnpackOptions) (*UnpackResult, error) {
 		}
 		res.Bundle = name
 	}
-	entries, err := os.ReadDir(tree)
+	all, err := os.ReadDir(tree)
 	if err != nil {
 		return nil, err
+	}
+	keep := bundleDirs(img.Labels(), tree)
+	var entries []fs.DirEntry
+	for _, e := range all {
+		if keep[e.Name()] {
+			entries = append(entries, e)
+		} else {
+			res.Skipped = append(res.Skipped, e.Name())
+		}
+	}
+	if err := checkKept(tree, entries, keep); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("%s has nothing to unpack: no manifests/, metadata/ or directory its annotations name (its other entries are not unpacked: %s)", opts.Ref, listOrNone(res.Skipped))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -123,6 +180,49 @@ func Unpack(ctx context.Context, opts UnpackOptions) (*UnpackResult, error) {
 	}
 	ok = true
 	return res, nil
+}
+
+// checkKept refuses a kept entry that is not a directory, and a symbolic
+// link in one that leads out of the kept entries: the extraction kept links
+// inside the image, but a link to a skipped entry (manifests/x ->
+// ../.git/config) would lead to the user's file of that name once unpacked.
+func checkKept(tree string, entries []fs.DirEntry, keep map[string]bool) error {
+	real, err := filepath.EvalSymlinks(tree)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			return fmt.Errorf("%s in the image is %s, not a directory: not unpacked", e.Name(), safefs.Kind(e.Type()))
+		}
+		err := filepath.WalkDir(filepath.Join(tree, e.Name()), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.Type()&fs.ModeSymlink == 0 {
+				return err
+			}
+			rel, _ := filepath.Rel(tree, p)
+			to, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return fmt.Errorf("symbolic link %s in the image: %w", filepath.ToSlash(rel), safefs.UnwrapPath(err))
+			}
+			toRel, err := filepath.Rel(real, to)
+			first, _, _ := strings.Cut(filepath.ToSlash(toRel), "/")
+			if err != nil || !keep[first] {
+				return fmt.Errorf("symbolic link %s in the image leads to %s, outside the bundle's directories: not unpacked", filepath.ToSlash(rel), filepath.ToSlash(toRel))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkBundle renders the bundle at dir as `opm render` renders a bundle

@@ -28,12 +28,13 @@ import (
 	"github.com/opmkit/opm/pkg/action/dockerfile"
 	"github.com/opmkit/opm/pkg/action/manifests"
 	serveaction "github.com/opmkit/opm/pkg/action/serve"
+	validateaction "github.com/opmkit/opm/pkg/action/validate"
 	"github.com/opmkit/opm/pkg/bundle"
-	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/imagebuild"
 	"github.com/opmkit/opm/pkg/model"
 	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/validate"
 )
 
 // UsageError reports options the build cannot run with (a bad
@@ -139,6 +140,23 @@ type Result struct {
 	ServeCache *ServeCacheResult `json:"serveCache,omitempty"`
 	// Manifests are the files written for --manifests.
 	Manifests []string `json:"manifests,omitempty"`
+	// Images are the images built, one per platform, in index order.
+	Images []ImageResult `json:"images"`
+	// Validated says whether the catalog was validated (false with
+	// SkipValidate; unset for bundles, which are rendered instead), and
+	// Warnings are the warnings the validation found (opm validate's, with
+	// the catalog's .opm-validate.yaml applied).
+	Validated *bool              `json:"validated,omitempty"`
+	Warnings  []validate.Finding `json:"warnings,omitempty"`
+}
+
+// ImageResult describes one image built.
+type ImageResult struct {
+	Platform string `json:"platform"`
+	Digest   string `json:"digest"`
+	// Size is what a pull downloads: the config and every layer,
+	// compressed.
+	Size int64 `json:"size"`
 }
 
 // ServeCacheResult describes the serve cache built into a catalog image.
@@ -296,10 +314,13 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 	if err := checkDir(opts.Dir); err != nil {
 		return nil, err
 	}
+	res := &Result{Validated: new(bool)}
 	if !opts.SkipValidate {
-		if err := validateCatalog(ctx, opts.Dir); err != nil {
+		warnings, err := validateCatalog(ctx, opts.Dir)
+		if err != nil {
 			return nil, fmt.Errorf("%w\n(no image built; use --skip-validate to build one anyway)", err)
 		}
+		*res.Validated, res.Warnings = true, warnings
 	}
 	warn := opts.Warn
 	if warn == nil {
@@ -320,7 +341,6 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 		ModTime:   c.epoch,
 		Limits:    opts.Registry.Limits,
 	}
-	res := &Result{}
 	// baseServeCache is the serve cache identity of the base's opm, when
 	// it is this toolkit's.
 	var baseServeCache string
@@ -347,6 +367,11 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 			co.BaseName = strings.TrimPrefix(baseRef, "docker://")
 		}
 		res.Base, res.BaseDigest = baseRef, base.Digest.String()
+	}
+	if base := co.Base; base != nil && len(base.Images) > 0 && base.Images[0].Config != nil {
+		if bl := base.Images[0].Config.Config.Labels; bl[imagebuild.LabelServeCache] != "" {
+			relabelOpmBase(&co, bl, labels, catalogTitle(c.dests, opts.Dir))
+		}
 	}
 	if !scratch {
 		co.Entrypoint, co.Cmd = dockerfile.Entrypoint(), dockerfile.Cmd()
@@ -379,6 +404,54 @@ func RunCatalog(ctx context.Context, opts CatalogOptions) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// opmLabels are the OCI labels of an opm image (OpmImage): they describe
+// opm, not a catalog built on it.
+var opmLabels = []string{
+	"org.opencontainers.image.title", "org.opencontainers.image.description",
+	"org.opencontainers.image.version", "org.opencontainers.image.revision",
+	"org.opencontainers.image.source", "org.opencontainers.image.licenses",
+	"org.opencontainers.image.created",
+}
+
+// relabelOpmBase makes the labels of a catalog image built on an opm image
+// (base labels bl) describe the catalog: its title is the catalog's (title),
+// opm's version and revision move to imagebuild.LabelOpmVersion and
+// LabelOpmRevision, and opm's other OCI labels are dropped. The --extra-labels
+// (user) win.
+func relabelOpmBase(co *imagebuild.CatalogOptions, bl, user map[string]string, title string) {
+	co.DropLabels = opmLabels
+	set := map[string]string{
+		"org.opencontainers.image.title": title,
+		imagebuild.LabelOpmVersion:       bl["org.opencontainers.image.version"],
+		imagebuild.LabelOpmRevision:      bl["org.opencontainers.image.revision"],
+	}
+	for k, v := range set {
+		if _, given := user[k]; !given && v != "" {
+			co.Labels[k] = v
+		}
+	}
+}
+
+// catalogTitle names a catalog image: the repository of its first registry
+// destination (quay.io/example/my-catalog:v1 gives my-catalog), else the
+// catalog directory's name. Either stays the same from one build to the
+// next.
+func catalogTitle(dests []image.Destination, dir string) string {
+	for _, d := range dests {
+		if d.Transport != image.Remote {
+			continue
+		}
+		if r, err := name.ParseReference(strings.TrimPrefix(d.Raw, "docker://"), name.WeakValidation); err == nil {
+			repo := r.Context().RepositoryStr()
+			return repo[strings.LastIndex(repo, "/")+1:]
+		}
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(dir)
 }
 
 // manifestFiles are the files --manifests writes.
@@ -550,6 +623,21 @@ func finish(ctx context.Context, s *image.Session, o Options, c common, built *i
 	res.MediaType = string(built.MediaType)
 	res.Platforms = built.Platforms()
 	res.Layer = layerResult(built.Layer)
+	for _, img := range built.Images {
+		m, err := img.Manifest()
+		if err != nil {
+			return nil, err
+		}
+		d, err := img.Digest()
+		if err != nil {
+			return nil, err
+		}
+		ir := ImageResult{Platform: img.Platform().String(), Digest: d.String(), Size: m.Config.Size}
+		for _, l := range m.Layers {
+			ir.Size += l.Size
+		}
+		res.Images = append(res.Images, ir)
+	}
 	for _, dst := range c.dests {
 		if err := s.Write(ctx, dst, built.Artifact, image.WriteOptions{Overwrite: o.Overwrite, ModTime: c.epoch}); err != nil {
 			if errors.Is(err, fs.ErrExist) {
@@ -574,26 +662,36 @@ func layerResult(l *imagebuild.Layer) Layer {
 	return Layer{Digest: d.String(), DiffID: id.String(), Size: size, UncompressedSize: l.UncompressedSize(), Files: l.Files()}
 }
 
-// validateCatalog loads the catalog through an os.Root and checks it with
-// upstream's rules, as `opm validate` and `opm generate dockerfile` do.
-func validateCatalog(ctx context.Context, dir string) error {
-	root, err := os.OpenRoot(dir)
+// validateCatalog validates the catalog as `opm validate DIR` does (the
+// same loader, rules and verdict, and the directory's .opm-validate.yaml)
+// and returns its warnings; a catalog that fails is an error naming the
+// first problem and where it is.
+func validateCatalog(ctx context.Context, dir string) ([]validate.Finding, error) {
+	r, err := validateaction.Run(ctx, validateaction.Options{Ref: dir})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer root.Close()
-	cfg, err := declcfg.LoadFS(ctx, root.FS(), declcfg.WithPathPrefix(filepath.ToSlash(filepath.Clean(dir))))
-	if err != nil {
-		return fmt.Errorf("invalid catalog %q: %w", dir, err)
+	if r.Passed {
+		return r.Findings, nil
 	}
-	if _, err := model.ConvertToModel(*cfg); err != nil {
-		var re *model.RuleError
-		if errors.As(err, &re) && re.Pos.IsValid() {
-			return fmt.Errorf("invalid catalog %q: %s: %w", dir, re.Pos, err)
+	if r.Tree != nil {
+		return nil, fmt.Errorf("invalid catalog %q: %s", dir, r.Tree.Format(func(err error) string {
+			var re *model.RuleError
+			if errors.As(err, &re) && re.Pos.IsValid() {
+				return re.Message + " (" + re.Pos.String() + ")"
+			}
+			return err.Error()
+		}))
+	}
+	for _, f := range r.Findings {
+		if f.Severity == validate.SeverityError {
+			if p := f.Pos(); p.IsValid() {
+				return nil, fmt.Errorf("invalid catalog %q: %s: %s", dir, p, f.Message)
+			}
+			return nil, fmt.Errorf("invalid catalog %q: %s", dir, f.Message)
 		}
-		return fmt.Errorf("invalid catalog %q: %w", dir, err)
 	}
-	return nil
+	return nil, fmt.Errorf("invalid catalog %q: %s", dir, r.Message)
 }
 
 // maxAnnotationsFile bounds the annotations file read for the labels.

@@ -39,11 +39,9 @@ func opmBase(t *testing.T, id string) string {
 	return "oci:" + registrytest.Layout(t, img)
 }
 
-// layoutConfig returns the config of the image tagged in an OCI layout
-// (oci:DIR:TAG).
-func layoutConfig(t *testing.T, ref string) *v1.ConfigFile {
+// layoutImage returns the image tagged tag in the OCI layout dir.
+func layoutImage(t *testing.T, dir, tag string) v1.Image {
 	t.Helper()
-	dir, tag, _ := strings.Cut(strings.TrimPrefix(ref, "oci:"), ":")
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -58,15 +56,23 @@ func layoutConfig(t *testing.T, ref string) *v1.ConfigFile {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cf, err := img.ConfigFile()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return cf
+			return img
 		}
 	}
 	t.Fatalf("%s: no image tagged %s", dir, tag)
 	return nil
+}
+
+// layoutConfig returns the config of the image tagged in an OCI layout
+// (oci:DIR:TAG).
+func layoutConfig(t *testing.T, ref string) *v1.ConfigFile {
+	t.Helper()
+	dir, tag, _ := strings.Cut(strings.TrimPrefix(ref, "oci:"), ":")
+	cf, err := layoutImage(t, dir, tag).ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cf
 }
 
 // extractImage unpacks an image's root filesystem, keeping modes.

@@ -20,7 +20,7 @@ func BenchmarkPromoteDryRun(b *testing.B) {
 	}
 	opts := PromoteOptions{
 		Common:  Common{Catalog: dir, DryRun: true},
-		Package: "coherence-operator", Bundle: "coherence-operator.v3.5.7", Channel: "fast", Create: true,
+		Package: "coherence-operator", Bundle: "coherence-operator.v3.5.7", Channels: []string{"fast"}, Create: true,
 	}
 	for b.Loop() {
 		if _, err := Promote(context.Background(), opts); err != nil {

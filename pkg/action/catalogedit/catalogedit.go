@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	ce "github.com/opmkit/opm/pkg/catalogedit"
 )
@@ -28,6 +29,9 @@ type Common struct {
 	// Force edits a catalog that does not validate; the edit must then
 	// add no problem of its own.
 	Force bool
+	// LockWait is how long to wait for another edit of the catalog to
+	// finish (0: catalogedit.DefaultLockWait; negative: do not wait).
+	LockWait time.Duration
 }
 
 // Result is what an edit changed.
@@ -39,6 +43,12 @@ type Result struct {
 	Changes   []ce.Change   `json:"changes"`
 	Files     []File        `json:"files"`
 	LostPaths []ce.LostPath `json:"lostPaths"`
+	// KeptPaths are the removed bundles whose installs still upgrade
+	// (remove-bundle and prune).
+	KeptPaths []ce.KeptPath `json:"keptPaths,omitempty"`
+	// Notes say what the edit chose for the user (add-bundle: the
+	// channels its annotations name).
+	Notes []string `json:"notes,omitempty"`
 	// Problems are the errors the catalog had before the edit (only
 	// with Force).
 	Problems []ce.Problem `json:"problemsBefore,omitempty"`
@@ -105,6 +115,24 @@ func runChecked(ctx context.Context, op string, opts Common, do edit, crds *crdC
 	if opts.Catalog == "" {
 		opts.Catalog = "."
 	}
+	// The whole read-check-write runs under the catalog's lock (shared
+	// for a dry run), so that two edits at once cannot lose one.
+	wait := opts.LockWait
+	switch {
+	case wait == 0:
+		wait = ce.DefaultLockWait
+	case wait < 0:
+		wait = 0
+	}
+	unlock, err := ce.Lock(ctx, opts.Catalog, !opts.DryRun, wait)
+	if err != nil {
+		var le *ce.LockedError
+		if errors.As(err, &le) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	defer unlock()
 	cat, err := ce.Open(ctx, opts.Catalog)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
@@ -129,6 +157,7 @@ func runChecked(ctx context.Context, op string, opts Common, do edit, crds *crdC
 		res.LostPaths = lost
 	}
 	res.Changes = append(res.Changes, cat.Changes()...)
+	res.KeptPaths = cat.KeptPaths()
 	changes, err := cat.Render()
 	if err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	dir, p := write(t, catalog)
 	res, err := Promote(context.Background(), PromoteOptions{
 		Common:  Common{Catalog: dir, DryRun: true},
-		Package: "foo", Bundle: "foo.v0.2.0", Channel: "fast", Create: true,
+		Package: "foo", Bundle: "foo.v0.2.0", Channels: []string{"fast"}, Create: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	}
 	res, err = Promote(context.Background(), PromoteOptions{
 		Common:  Common{Catalog: dir},
-		Package: "foo", Bundle: "foo.v0.2.0", Channel: "fast", Create: true,
+		Package: "foo", Bundle: "foo.v0.2.0", Channels: []string{"fast"}, Create: true,
 	})
 	if err != nil || !res.Written {
 		t.Fatalf("%v %+v", err, res)
@@ -101,7 +101,7 @@ func TestInvalidCatalogNeedsForce(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 	// promoting the stray bundle fixes the catalog
-	res2, err := Promote(context.Background(), PromoteOptions{Common: Common{Catalog: dir, Force: true}, Package: "foo", Bundle: "foo.v0.3.0", Channel: "stable"})
+	res2, err := Promote(context.Background(), PromoteOptions{Common: Common{Catalog: dir, Force: true}, Package: "foo", Bundle: "foo.v0.3.0", Channels: []string{"stable"}})
 	if err != nil || !res2.Written {
 		t.Fatalf("%v %+v", err, res2)
 	}

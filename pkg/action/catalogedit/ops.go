@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/blang/semver/v4"
 
 	"github.com/opmkit/opm/pkg/action"
+	"github.com/opmkit/opm/pkg/bundle"
 	ce "github.com/opmkit/opm/pkg/catalogedit"
 	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/declcfg"
@@ -23,19 +26,27 @@ type PromoteOptions struct {
 	Common
 	Package string
 	Bundle  string
-	// Channel is the channel to add the bundle to.
-	Channel string
-	// Create creates the channel when the package has none of that name.
+	// Channels are the channels to add the bundle to, each with Edges.
+	Channels []string
+	// Create creates a channel when the package has none of that name.
 	Create bool
 	Edges  ce.Edges
 }
 
-// Promote adds an existing bundle to a channel, by default replacing the
+// Promote adds an existing bundle to channels, by default replacing the
 // channel's head (or, for a bundle older than the head, letting the head
 // skip it).
 func Promote(ctx context.Context, opts PromoteOptions) (*Result, error) {
 	return runChecked(ctx, "promote", opts.Common, func(_ context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
-		return nil, c.Promote(opts.Package, opts.Bundle, opts.Channel, opts.Edges, opts.Create)
+		if len(opts.Channels) == 0 {
+			return nil, errors.New("name at least one channel to promote to")
+		}
+		for _, ch := range opts.Channels {
+			if err := c.Promote(opts.Package, opts.Bundle, ch, opts.Edges, opts.Create); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
 	}, &crdCheck{})
 }
 
@@ -85,7 +96,9 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 		return nil, err
 	}
 	crds := &crdCheck{}
-	return runChecked(ctx, "add-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
+	fromAnnotations := len(opts.Channels) == 0
+	var note string
+	res, err := runChecked(ctx, "add-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
 		if c.Template {
 			if st, err := os.Stat(opts.Ref); err == nil && st.IsDir() {
 				return nil, fmt.Errorf("a basic template lists bundle images; %s is a directory (push it and add its image)", opts.Ref)
@@ -95,12 +108,22 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 			Refs:           []string{opts.Ref},
 			AllowedRefMask: render.RefBundleDir | render.RefBundleImage,
 			Registry:       opts.Registry,
+			WithChannels:   fromAnnotations,
 		})
 		if err != nil {
+			if fromAnnotations {
+				return nil, fmt.Errorf("render %s: %w: give the channels with --channel", opts.Ref, err)
+			}
 			return nil, fmt.Errorf("render %s: %w", opts.Ref, err)
 		}
 		if len(cfg.Bundles) != 1 {
 			return nil, fmt.Errorf("render %s: expected one bundle, got %d", opts.Ref, len(cfg.Bundles))
+		}
+		channels := opts.Channels
+		if fromAnnotations {
+			var def string
+			channels, def = annotationChannels(cfg)
+			note = fmt.Sprintf("channels from the bundle's annotations (%s): %s (default channel: %s); --channel overrides them", bundle.AnnotationChannels, strings.Join(channels, ", "), def)
 		}
 		if opts.Image != "" {
 			cfg.Bundles[0].Image = opts.Image
@@ -121,8 +144,40 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 				return nil, fmt.Errorf("migrate %s: %w", opts.Ref, err)
 			}
 		}
-		return nil, c.AddBundle(cfg.Bundles[0], opts.Channels, opts.Edges, opts.Create)
+		return nil, c.AddBundle(cfg.Bundles[0], channels, opts.Edges, opts.Create)
 	}, crds)
+	if err != nil {
+		if note != "" {
+			return nil, fmt.Errorf("%w (%s)", err, note)
+		}
+		return nil, err
+	}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	return res, nil
+}
+
+// annotationChannels returns the channels a bundle rendered WithChannels
+// names in its annotations, in their order but with the default channel
+// first (the default of a package add-bundle creates), and that default
+// (the first channel when the annotations name none).
+func annotationChannels(cfg *declcfg.DeclarativeConfig) ([]string, string) {
+	var names []string
+	for _, ch := range cfg.Channels {
+		names = append(names, ch.Name)
+	}
+	def := ""
+	if len(cfg.Packages) == 1 {
+		def = cfg.Packages[0].DefaultChannel
+	}
+	if i := slices.Index(names, def); i > 0 {
+		names = append([]string{def}, slices.Delete(names, i, i+1)...)
+	}
+	if def == "" && len(names) > 0 {
+		def = names[0]
+	}
+	return names, def
 }
 
 // noImageError refuses a bundle directory given without an image: a
@@ -141,9 +196,10 @@ type RemoveBundleOptions struct {
 	Common
 	Package string
 	Bundles []string
-	// KeepEdges keeps the removed bundles' names in the skips of the
-	// entries that upgraded from them, so their installs still upgrade.
-	KeepEdges bool
+	// DropEdges drops the removed bundles' names from the skips of the
+	// entries that upgraded from them, leaving their installs without an
+	// upgrade (by default they are kept, so those installs still upgrade).
+	DropEdges bool
 	// Registry is used to render a template's bundle stubs to find the
 	// ones to remove.
 	Registry render.RegistryOptions
@@ -153,7 +209,7 @@ type RemoveBundleOptions struct {
 func RemoveBundle(ctx context.Context, opts RemoveBundleOptions) (*Result, error) {
 	return run(ctx, "remove-bundle", opts.Common, func(ctx context.Context, c *ce.Catalog) ([]ce.LostPath, error) {
 		return c.RemoveBundles(ctx, opts.Package, opts.Bundles, ce.RemoveOptions{
-			KeepEdges: opts.KeepEdges,
+			DropEdges: opts.DropEdges,
 			Resolve:   stubResolver(opts.Registry),
 		})
 	})
@@ -180,8 +236,9 @@ type PruneOptions struct {
 	// KeepLast keeps the KeepLast newest bundles of each channel.
 	KeepLast int
 	// Before removes the bundles older than this version.
-	Before    string
-	KeepEdges bool
+	Before string
+	// DropEdges: as RemoveBundleOptions.DropEdges.
+	DropEdges bool
 }
 
 // Prune removes a package's old bundles and re-stitches its channels.
@@ -205,7 +262,7 @@ func Prune(ctx context.Context, opts PruneOptions) (*Result, error) {
 		if len(names) == 0 {
 			return nil, nil
 		}
-		return c.RemoveBundles(ctx, opts.Package, names, ce.RemoveOptions{KeepEdges: opts.KeepEdges})
+		return c.RemoveBundles(ctx, opts.Package, names, ce.RemoveOptions{DropEdges: opts.DropEdges})
 	})
 }
 

@@ -28,6 +28,12 @@ type Options struct {
 	Semantics graph.Semantics
 	// FailOn lists the kinds of change reported as failures.
 	FailOn []compose.FailOn
+	// PreReleaseChannels are the channels compose.FailPruned lets lose
+	// entries (nil: compose.DefaultPreReleaseChannels).
+	PreReleaseChannels []string
+	// Unreleased lists what New ships that Old does not
+	// (Report.Unreleased).
+	Unreleased bool
 	// Stdin is read for "-".
 	Stdin io.Reader
 	// Registry configures pulls of catalog images.
@@ -62,6 +68,9 @@ func Run(ctx context.Context, opts Options) (*compose.Report, error) {
 		Packages:  opts.Packages,
 		Semantics: opts.Semantics,
 		FailOn:    opts.FailOn,
+
+		PreReleaseChannels: opts.PreReleaseChannels,
+		Unreleased:         opts.Unreleased,
 	})
 }
 

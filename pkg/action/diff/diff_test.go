@@ -34,7 +34,7 @@ func TestRun(t *testing.T) {
 	for _, f := range rep.Failures {
 		kinds = append(kinds, string(f.Kind))
 	}
-	if strings.Join(kinds, ",") != "removed,heads,paths" {
+	if strings.Join(kinds, ",") != "removed,heads,paths,pruned" {
 		t.Errorf("failures %+v", rep.Failures)
 	}
 	if _, err := Run(ctx, Options{Old: "-", New: "-"}); err == nil {

@@ -5,6 +5,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -29,6 +30,10 @@ type Options struct {
 	Channels []string
 	// Registry configures pulls of catalog images.
 	Registry render.RegistryOptions
+	// OLMv1, for Show, marks the bundles OLM v1 refuses under the feature
+	// gates FeatureGates (operator-controller's --feature-gates form).
+	OLMv1        bool
+	FeatureGates []string
 }
 
 // load renders the references and builds their graph.
@@ -54,6 +59,8 @@ type ShowResult struct {
 	Config *declcfg.DeclarativeConfig
 	// Graph is the graph of the selected packages and channels.
 	Graph *gr.Graph
+	// OLMv1 marks the bundles OLM v1 refuses (Options.OLMv1).
+	OLMv1 *OLMv1Marks
 }
 
 // Show selects the packages and channels to draw (default: all).
@@ -71,20 +78,47 @@ func Show(ctx context.Context, opts Options) (*ShowResult, error) {
 	if err := sel.CheckEdges(gr.MaxEdges); err != nil {
 		return nil, err
 	}
-	return &ShowResult{Config: selectConfig(cfg, sel), Graph: sel}, nil
+	res := &ShowResult{Config: selectConfig(cfg, sel), Graph: sel}
+	if opts.OLMv1 {
+		if res.OLMv1, err = olmv1Marks(res.Config, opts.FeatureGates); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // JSON is the -o json form: every channel's entries, head, replaces chain,
-// stranded entries, edges and problems.
-func (r *ShowResult) JSON() any { return r.Graph.JSON() }
+// stranded entries, edges and problems (and olmV1, the marks).
+func (r *ShowResult) JSON() any {
+	if r.OLMv1 != nil {
+		return markedJSON{GraphJSON: r.Graph.JSON(), OLMv1: r.OLMv1}
+	}
+	return r.Graph.JSON()
+}
 
 // WriteDOT writes the graphs as Graphviz DOT.
-func (r *ShowResult) WriteDOT(w io.Writer) error { return gr.WriteDOT(r.Graph, w) }
+func (r *ShowResult) WriteDOT(w io.Writer) error {
+	if r.OLMv1 == nil {
+		return gr.WriteDOT(r.Graph, w)
+	}
+	var buf bytes.Buffer
+	if err := gr.WriteDOT(r.Graph, &buf); err != nil {
+		return err
+	}
+	return r.writeDOTMarks(w, buf.Bytes())
+}
 
 // WriteMermaid writes the same flowchart as `opm alpha render-graph`;
 // warnings (ignored skipRanges) go to warnings.
 func (r *ShowResult) WriteMermaid(w, warnings io.Writer) error {
-	return gr.WriteMermaid(r.Config, w, gr.MermaidOptions{Warnings: warnings})
+	if r.OLMv1 == nil {
+		return gr.WriteMermaid(r.Config, w, gr.MermaidOptions{Warnings: warnings})
+	}
+	var buf bytes.Buffer
+	if err := gr.WriteMermaid(r.Config, &buf, gr.MermaidOptions{Warnings: warnings}); err != nil {
+		return err
+	}
+	return r.writeMermaidMarks(w, buf.Bytes())
 }
 
 // selectConfig keeps the blobs of cfg that belong to the selected packages
@@ -413,12 +447,13 @@ func Path(ctx context.Context, opts PathOptions) (*PathResult, error) {
 
 // PathIn is [Path] on a graph already built (by a caller that keeps the
 // catalog loaded, such as `opm view`): the same checks, the same answers.
-// opts.Refs and opts.Registry are not used.
-func PathIn(g *gr.Graph, opts PathOptions) (*PathResult, error) {
+// opts.Refs and opts.Registry are not used; the walk stops when ctx ends.
+func PathIn(ctx context.Context, g *gr.Graph, opts PathOptions) (*PathResult, error) {
 	po, err := pathOptions(opts)
 	if err != nil {
 		return nil, err
 	}
+	po.Context = ctx
 	return pathIn(g, opts, po)
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/serve"
+	"github.com/opmkit/opm/pkg/serve/jsoncache"
 )
 
 // Options configure Run.
@@ -77,6 +78,12 @@ type Options struct {
 	// DefaultBuildGCPercent; a negative value leaves the setting alone
 	// (as does a GOGC environment variable).
 	BuildGCPercent int
+	// MaxConnections caps the connections each listener (gRPC, the HTTP
+	// API) keeps open at once (0: serve.DefaultMaxConnections; at most
+	// what the file descriptor limit leaves): beyond, the connection idle
+	// longest is closed to make room (serve.LimitListener).
+	MaxConnections int
+
 	// MemoryLimit is the soft memory limit (debug.SetMemoryLimit) while
 	// serving: bursts of calls (many ListBundles at once) allocate fast,
 	// and the limit makes the collector keep up instead of letting the
@@ -334,8 +341,18 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 	if err == nil {
 		if err = oc.c.Check(digest); err == nil {
 			x, lerr := oc.c.Load()
+			if lerr == nil && opts.EnforceIntegrity {
+				lerr = verifyCache(ctx, x, fsys, bopts, log)
+				if lerr != nil {
+					x.Close()
+				}
+			}
 			if lerr == nil {
 				return x, &Result{Cache: "cache hit", CacheDir: opts.CacheDir}, nil
+			}
+			var me *serve.CacheMismatchError
+			if !errors.As(lerr, &me) {
+				return nil, nil, lerr
 			}
 			err = lerr
 		}
@@ -349,6 +366,10 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 		log.Warn("rebuilding the cache", "cache", opts.CacheDir, "reason", err.Error())
 		status = "cache rebuilt"
 	} else if opts.EnforceIntegrity {
+		if hasUpstreamCache(opts.CacheDir) {
+			return nil, nil, fmt.Errorf("%w: no cache of this opm in %s: it holds upstream's JSON cache (%s/ and %s), which this opm never serves from (it serves its own %s/ cache, or indexes the catalog); run without --cache-enforce-integrity to build its own there",
+				ErrIntegrity, opts.CacheDir, jsoncache.CacheSubdir, jsoncache.DigestFile, serve.CacheSubdir)
+		}
 		return nil, nil, fmt.Errorf("%w: no cache in %s", ErrIntegrity, opts.CacheDir)
 	}
 	x, err := serve.BuildCache(ctx, fsys, opts.CacheDir, want, bopts)
@@ -369,6 +390,59 @@ func index(ctx context.Context, dir, name string, opts Options, log *slog.Logger
 	return x, &Result{Cache: "built", CacheDir: tmp}, nil
 }
 
+// verifyCache checks that the loaded cache x holds what the catalog does:
+// the digests and seal a cache records say which catalog it claims to be
+// built from, but anyone who can write a cache can write them too, so the
+// index is built from the catalog again and compared with the cache's, as
+// clients would see them. The data file of that index is only hashed
+// (serve.BuildOptions.HashOnly): nothing is written, so a read-only root
+// is fine. A difference is a *serve.CacheMismatchError naming it.
+func verifyCache(ctx context.Context, x *serve.Index, fsys fs.FS, bopts serve.BuildOptions, log *slog.Logger) error {
+	start := time.Now()
+	bopts.HashOnly = true
+	built, err := serve.Build(ctx, fsys, bopts)
+	if err != nil {
+		return fmt.Errorf("checking the cache against the catalog: %w", err)
+	}
+	d, err := serve.Compare(ctx, x, built)
+	if err != nil {
+		return fmt.Errorf("checking the cache against the catalog: %w", err)
+	}
+	if !d.Empty() {
+		return &serve.CacheMismatchError{Reason: "the cache does not hold what the catalog does (it was built from another catalog): " + d.String()}
+	}
+	log.Debug("cache verified against the catalog", "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// hasUpstreamCache reports whether dir holds upstream's JSON cache.
+func hasUpstreamCache(dir string) bool {
+	_, errC := os.Lstat(filepath.Join(dir, jsoncache.CacheSubdir))
+	_, errD := os.Lstat(filepath.Join(dir, jsoncache.DigestFile))
+	return errC == nil && errD == nil
+}
+
+// reservedFDs are the file descriptors kept for everything but client
+// connections (the data file, the catalog's files, pprof, logs).
+const reservedFDs = 64
+
+// connectionCap returns the cap on each listener's connections: limit (or
+// serve.DefaultMaxConnections), lowered so that the listeners' connections
+// together leave reservedFDs of the process's file descriptor limit: a
+// server out of descriptors can accept nothing, health probes included.
+func connectionCap(limit, listeners int, log *slog.Logger) int {
+	if limit <= 0 {
+		limit = serve.DefaultMaxConnections
+	}
+	if fds := fdLimit(); fds > 0 {
+		if budget := max((fds-reservedFDs)/int64(listeners), 1); budget < int64(limit) {
+			log.Warn("the file descriptor limit is low: lowering the connection limit", "limit", fds, "max-connections", budget)
+			limit = int(budget)
+		}
+	}
+	return limit
+}
+
 // catalogDigest hashes the catalog's files (serve.Digest).
 func catalogDigest(ctx context.Context, fsys fs.FS, name string) (string, error) {
 	files, err := declcfg.ListFiles(ctx, fsys)
@@ -384,20 +458,27 @@ func catalogDigest(ctx context.Context, fsys fs.FS, name string) (string, error)
 
 // serveIndex listens and serves until ctx is cancelled.
 func serveIndex(ctx context.Context, x *serve.Index, opts Options, name string, res *Result, prof *startupProfile, log *slog.Logger) error {
-	lis, err := net.Listen("tcp", opts.Addr)
+	raw, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return err
 	}
+	listeners := 1
+	if opts.HTTPAddr != "" {
+		listeners++
+	}
+	maxConns := connectionCap(opts.MaxConnections, listeners, log)
+	lis := serve.LimitListener(raw, maxConns, log)
 	srv := serve.NewGRPCServer(x, log)
 	var httpSrv *http.Server
-	var httpLis net.Listener
+	var httpLis *serve.CapListener
 	if opts.HTTPAddr != "" {
-		httpLis, err = net.Listen("tcp", opts.HTTPAddr)
+		rawHTTP, err := net.Listen("tcp", opts.HTTPAddr)
 		if err != nil {
 			lis.Close()
 			return err
 		}
-		httpSrv = &http.Server{Handler: x.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+		httpLis = serve.LimitListener(rawHTTP, maxConns, log)
+		httpSrv = serve.NewHTTPServer(x, httpLis)
 	}
 
 	errc := make(chan error, 2)

@@ -8,9 +8,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
+	"os"
 
+	serveaction "github.com/opmkit/opm/pkg/action/serve"
 	"github.com/opmkit/opm/pkg/crd/crdsource"
+	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
 	"github.com/opmkit/opm/pkg/validate"
@@ -28,6 +30,12 @@ type Options struct {
 	Strict bool
 	// SchemaDir holds extra CUE schemas ("" = none).
 	SchemaDir string
+	// Target, when TargetOLMv1, also checks what OLM v1 installs and
+	// upgrades (pkg/olmv1), with the CRD upgrade checks.
+	Target string
+	// FeatureGates set operator-controller's feature gates for the OLM v1
+	// checks (Name=true,Name=false; default: olmv1.Release's defaults).
+	FeatureGates []string
 	// CheckDependencies resolves every channel head's dependencies as OLM
 	// classic would (pkg/validate CheckDependencies).
 	CheckDependencies bool
@@ -57,7 +65,22 @@ type Options struct {
 	// with olm.csv.metadata) to read their CRDs; it implies
 	// CheckCRDUpgrades.
 	PullBundles bool
+	// Policy is a release policy: a preset (konflux, community) or a
+	// file; it replaces the one the catalog's configuration names.
+	Policy string
+	// OCPVersion is the OpenShift version the catalog is built for (the
+	// release gate's target); it overrides the policy's and the labels'.
+	OCPVersion string
+	// CheckCache checks the serve caches against the catalog (see
+	// checkCache): CheckCacheImage for the cache directory a catalog
+	// image's command serves from, else a cache directory (for a catalog
+	// directory; for an image, a path in it). "" checks nothing.
+	CheckCache string
 }
+
+// CheckCacheImage is the CheckCache value that checks the cache directory
+// a catalog image's command names.
+const CheckCacheImage = "image"
 
 // Result is what Run found, and what it did with the options.
 type Result struct {
@@ -77,11 +100,12 @@ type Result struct {
 // A catalog directory is validated one package at a time from an index of
 // its files (see declcfg.Index), so that memory follows the largest
 // package rather than the catalog, and findings are placed at their
-// elements. Rule options come from the command line and from the
-// directory's validate.ConfigFile (unless NoConfig).
+// elements. Rule options come from the policy (Policy, or the one the
+// configuration names), the directory's validate.ConfigFile (unless
+// NoConfig) and the command line, each overriding the previous.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	out := &Result{}
-	vopts := validate.Options{Strict: opts.Strict, StrictRules: opts.WarnAsError, Ignore: opts.Ignore}
+	vopts := validate.Options{}
 	var baseline *validate.Baseline
 	if opts.Baseline != "" {
 		b, err := readBaseline(opts.Baseline)
@@ -90,16 +114,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		baseline = b
 	}
+	var cfg *validate.Config
 	if !opts.NoConfig {
-		cfg, b, err := readConfig(opts.Ref)
+		c, b, err := readConfig(opts.Ref)
 		if err != nil {
 			return nil, err
 		}
-		if cfg != nil {
+		if c != nil {
+			cfg = c
 			out.Config = validate.ConfigFile
-			vopts.Strict = vopts.Strict || cfg.Strict
-			vopts.StrictRules = append(slices.Clone(cfg.WarnAsError), vopts.StrictRules...)
-			vopts.Ignore = append(slices.Clone(cfg.Ignore), vopts.Ignore...)
 			if baseline == nil {
 				baseline = b
 			}
@@ -112,22 +135,52 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := validate.CheckRules("--ignore", opts.Ignore); err != nil {
 		return nil, err
 	}
-	schemas, err := validate.LoadSchemas(opts.SchemaDir)
+	policy, err := resolvePolicy(opts, cfg)
 	if err != nil {
 		return nil, err
 	}
-	vopts.Schemas = schemas
+	vopts.Strict, vopts.StrictRules, vopts.Ignore = policy.RuleOptions()
+	if vopts.Gate, err = gateOptions(ctx, opts, policy); err != nil {
+		return nil, err
+	}
+	vopts.Schemas, err = validate.LoadSchemas(opts.SchemaDir)
+	if err != nil {
+		return nil, err
+	}
 	if opts.CheckDependencies || len(opts.With) > 0 {
 		if vopts.Dependencies, err = loadDependencyCatalogs(ctx, opts.With, opts.Registry); err != nil {
 			return nil, err
 		}
 		vopts.Dependencies.Budget = opts.SolverBudget
 	}
-	if opts.CheckCRDUpgrades || opts.PullBundles {
+	switch opts.Target {
+	case "":
+		if len(opts.FeatureGates) > 0 {
+			return nil, &validate.OptionError{Msg: "--olm-v1-feature-gates: only with --target " + TargetOLMv1}
+		}
+	case TargetOLMv1:
+		gates, err := olmv1.ParseGates(opts.FeatureGates)
+		if err != nil {
+			return nil, &validate.OptionError{Msg: "--olm-v1-feature-gates: " + err.Error()}
+		}
+		vopts.OLMv1 = &validate.OLMv1Options{Gates: gates}
+		if opts.PullBundles {
+			p := &manifestPuller{reg: opts.Registry, progress: opts.Registry.Progress}
+			vopts.OLMv1.Pull = p.bundles
+		}
+	default:
+		return nil, &validate.OptionError{Msg: fmt.Sprintf("--target %q: the only target is %s", opts.Target, TargetOLMv1)}
+	}
+	if opts.CheckCRDUpgrades || opts.PullBundles || opts.Target == TargetOLMv1 {
 		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{}
 		if opts.PullBundles {
 			p := &crdsource.Puller{Registry: opts.Registry, Progress: opts.Registry.Progress}
 			vopts.CRDUpgrades.Pull = p.Bundles
+		}
+	}
+	if opts.CheckCache != "" {
+		if vopts.Extra, err = checkCache(ctx, opts); err != nil {
+			return nil, err
 		}
 	}
 	res, err := validateInput(ctx, opts, vopts)
@@ -160,6 +213,16 @@ func validateInput(ctx context.Context, opts Options, vopts validate.Options) (*
 		}
 		return nil, err
 	}
+	if st, err := os.Stat(opts.Ref); err == nil && st.IsDir() && ix != nil {
+		fs, err := directoryChecks(ctx, opts.Ref, ix, vopts.Gate)
+		if err != nil {
+			ix.Close()
+			return nil, err
+		}
+		vopts.Extra = append(vopts.Extra, fs...)
+	} else {
+		vopts.Extra = append(vopts.Extra, validate.DirectoriesNotChecked(vopts.Gate)...)
+	}
 	if ix == nil {
 		return validate.Validate(ctx, cfg, vopts)
 	}
@@ -184,4 +247,42 @@ func loadDependencyCatalogs(ctx context.Context, refs []string, reg render.Regis
 		opts.With = append(opts.With, resolve.Catalog{Name: ref, Config: cfg})
 	}
 	return opts, nil
+}
+
+// checkCache checks the serve caches of opts.Ref against its catalog
+// (serveaction.CheckCache): those of a catalog image (the directory its
+// command serves from, or the path given), or the cache directory given
+// for a catalog directory. What it finds are findings of the rules
+// serve-cache-mismatch (errors) and serve-cache-not-checked.
+func checkCache(ctx context.Context, opts Options) ([]validate.Finding, error) {
+	var found []serveaction.CacheFinding
+	st, err := os.Stat(opts.Ref)
+	switch {
+	case opts.Ref == "-" || (err == nil && !st.IsDir()):
+		return nil, &validate.OptionError{Msg: "--check-cache: checks a catalog image, or a catalog directory with --check-cache=CACHE_DIR; not a file or standard input"}
+	case err == nil:
+		if opts.CheckCache == CheckCacheImage {
+			return nil, &validate.OptionError{Msg: "--check-cache: a catalog directory has no image command naming its cache: give the cache directory, --check-cache=CACHE_DIR"}
+		}
+		found, err = serveaction.CheckCache(ctx, serveaction.CheckCacheOptions{Catalog: opts.Ref, CacheDir: opts.CheckCache})
+	default:
+		dir := opts.CheckCache
+		if dir == CheckCacheImage {
+			dir = ""
+		}
+		found, err = serveaction.CheckImageCache(ctx, opts.Ref, dir, opts.Registry, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--check-cache: %w", err)
+	}
+	out := make([]validate.Finding, 0, len(found))
+	for _, f := range found {
+		if f.NotChecked {
+			out = append(out, validate.Finding{Severity: validate.SeverityWarning, Code: validate.CodeServeCacheNotChecked, Message: f.Message})
+			continue
+		}
+		out = append(out, validate.Finding{Severity: validate.SeverityError, Code: validate.CodeServeCacheMismatch, Message: f.Message,
+			Help: "a serve cache must be built from the catalog it is shipped with, or the server answers with another catalog than the one reviewers see: build the image again from its catalog (opm build catalog), or the cache (opm serve CATALOG --cache-dir DIR --cache-only)"})
+	}
+	return out, nil
 }

@@ -12,9 +12,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/crd"
@@ -112,44 +113,34 @@ type Puller struct {
 // name, pulling their images. A bundle without an image is left out; an
 // image that cannot be pulled or rendered is an error naming the bundle.
 func (p *Puller) Bundles(ctx context.Context, pkg string, bundles []*declcfg.Bundle) (map[string]*crd.Bundle, error) {
-	var refs []string
-	names := map[string][]string{}
-	for _, b := range bundles {
-		if b.Image == "" {
-			continue
-		}
-		if _, ok := names[b.Image]; !ok {
-			refs = append(refs, b.Image)
-		}
-		names[b.Image] = append(names[b.Image], b.Name)
-	}
-	if len(refs) == 0 {
-		return map[string]*crd.Bundle{}, nil
-	}
-	sort.Strings(refs)
-	results, err := render.RenderEach(ctx, render.Options{Refs: refs, AllowedRefMask: render.RefBundleImage, Registry: p.Registry})
+	rendered, pulled, err := render.BundleImages(ctx, pkg, bundles, p.Registry)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]*crd.Bundle{}
-	for _, r := range results {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	read := map[*declcfg.Bundle]*crd.Bundle{} // an image several bundles name is read once
+	for _, n := range slices.Sorted(maps.Keys(rendered)) {
+		rb := rendered[n]
+		b, done := read[rb]
+		if !done {
+			var ok bool
+			b, ok, err = crd.FromDeclcfg(rb, nil)
+			if err == nil && !ok {
+				err = fmt.Errorf("%s: the bundle has no manifests", rb.Image)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("package %s: bundle %s: %w", pkg, n, err)
+			}
+			read[rb] = b
 		}
-		if r.Err != nil {
-			return nil, fmt.Errorf("package %s: bundle %s: pull %s: %w", pkg, names[r.Ref][0], r.Ref, r.Err)
-		}
-		b, err := fromRendered(r.Ref, r.Config)
-		if err != nil {
-			return nil, fmt.Errorf("package %s: bundle %s: %w", pkg, names[r.Ref][0], err)
-		}
-		for _, n := range names[r.Ref] {
-			out[n] = b.WithName(n)
-		}
+		out[n] = b.WithName(n)
 	}
-	p.Pulled += len(refs)
+	if pulled == 0 {
+		return out, nil
+	}
+	p.Pulled += pulled
 	if p.Progress != nil {
-		fmt.Fprintf(p.Progress, "package %s: pulled %d bundle images for their CRDs\n", pkg, len(refs))
+		fmt.Fprintf(p.Progress, "package %s: pulled %d bundle images for their CRDs\n", pkg, pulled)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -175,8 +176,12 @@ func newUnpackCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Comma
 
 The image is pulled with opm's image code (registries.conf, credentials, the
 blob cache, --image-limits; no container engine or containerd), and its
-filesystem (manifests/, metadata/, ...) is written to --out, which must be
-absent or empty unless --overwrite. Nothing is written unless the bundle
+bundle directories (manifests/, metadata/ and those the annotations
+operators.operatorframework.io.bundle.manifests.v1 and .metadata.v1 name)
+are written to --out, which must be absent or empty unless --overwrite;
+--overwrite replaces those directories alone. Anything else in the image
+(a .git/, other files) is never written: a line on stderr names what was
+skipped. Nothing is written unless the bundle
 renders as 'opm render' renders it (--skip-validation unpacks any image),
 and no link in it may lead out of the directory. Files get the modes of a
 checkout (0644, executables and directories 0755).
@@ -199,6 +204,9 @@ or docker-archive:FILE[:REPO:TAG].`,
 			if debug {
 				fmt.Fprintf(ios.ErrOut, "pulled %s (%s)\n", res.Ref, res.Digest)
 			}
+			if len(res.Skipped) > 0 {
+				fmt.Fprintf(ios.ErrOut, "skipped what is not bundle content (only manifests/, metadata/ and the directories the annotations name are unpacked): %s\n", strings.Join(res.Skipped, ", "))
+			}
 			fmt.Fprintf(ios.ErrOut, "unpacked %s to %s:", res.Ref, res.OutDir)
 			for _, e := range res.Entries {
 				fmt.Fprintf(ios.ErrOut, " %s", e)
@@ -212,7 +220,7 @@ or docker-archive:FILE[:REPO:TAG].`,
 	fl.BoolVarP(&opts.SkipValidation, "skip-validation", "v", false, "disable bundle validation")
 	fl.StringVarP(&caFile, "root-ca", "c", "", "file path of a root CA to use when communicating with image registries")
 	fl.BoolVarP(&debug, "debug", "d", false, "enable debug logging (here: also print the image digest)")
-	fl.BoolVar(&opts.Overwrite, "overwrite", false, "unpack into a non-empty --out, replacing the entries the image has (manifests/, metadata/, ...) and keeping the others")
+	fl.BoolVar(&opts.Overwrite, "overwrite", false, "unpack into a non-empty --out, replacing the bundle's directories (manifests/, metadata/, those the annotations name) and keeping everything else")
 	// Upstream's -s shorthand of the global --skip-tls (deprecated).
 	fl.BoolVarP(&g.SkipTLS, "skip-tls", "s", false, "disable TLS verification")
 	_ = fl.MarkHidden("skip-tls")

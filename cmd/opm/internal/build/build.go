@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/action/build"
 	"github.com/opmkit/opm/pkg/action/dockerfile"
 )
@@ -25,7 +28,10 @@ reproducibly: the same input gives the same digest on any machine.
 
 The image is written to a registry, an OCI layout (oci:DIR[:TAG]), an OCI
 archive (oci-archive:FILE[:TAG]) or a docker archive
-(docker-archive:FILE[:REPO:TAG]), and its digest is printed.`,
+(docker-archive:FILE[:REPO:TAG]). Its digest is the one line printed on
+standard output (digest=$(opm build ...) keeps it); what was written, the
+platforms, the size and the validation's warnings go to standard error, one
+line each; -o json prints all of it on standard output.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newCatalogCmd(ios, g), newBundleCmd(ios, g))
@@ -48,7 +54,7 @@ func (f *flags) bind(fs *pflag.FlagSet, platforms string) {
 	fs.StringVar(&f.opts.Created, "created", "", "Creation time written in the image config: now, an RFC 3339 time or seconds since the epoch (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
 	fs.StringVar(&f.opts.DigestFile, "digest-file", "", "Also write the digest to this file (replaced atomically)")
 	fs.BoolVar(&f.opts.Overwrite, "overwrite", false, "Replace an existing oci-archive or docker-archive file")
-	fs.StringVarP(&f.output, "output", "o", "text", "Output format (text|json): the digest, or JSON")
+	fs.StringVarP(&f.output, "output", "o", "text", "Output format (text|json): the digest (and a summary on stderr), or JSON")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of certificate authorities to trust for registries")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "Directory of the image layer cache (default: the user cache directory)")
 }
@@ -72,13 +78,76 @@ func (f *flags) resolve(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions, dir st
 	return nil
 }
 
-// print prints res: the digest, or JSON.
+// print prints res: the digest on stdout, the only line there, so that
+// scripts can keep it (digest=$(opm build ...)), and a summary on stderr;
+// or, with -o json, everything as JSON on stdout.
 func (f *flags) print(ios *cmdutil.IOStreams, res *build.Result) error {
 	if f.output == "json" {
 		return cmdutil.WriteJSON(ios.Out, res)
 	}
-	_, err := fmt.Fprintln(ios.Out, res.Digest)
+	if _, err := fmt.Fprintln(ios.Out, res.Digest); err != nil {
+		return err
+	}
+	_, err := io.WriteString(ios.ErrOut, summary(res))
 	return err
+}
+
+// summary is what the build did, one line each: the destinations written,
+// the platforms, the size, then the validation: skipped, or its warnings
+// (one line per rule, as opm validate writes them without -v).
+func summary(res *build.Result) string {
+	var b strings.Builder
+	for _, d := range res.Destinations {
+		fmt.Fprintf(&b, "wrote %s\n", d)
+	}
+	fmt.Fprintf(&b, "platforms: %s\n", strings.Join(res.Platforms, ", "))
+	var sizes []string
+	for _, img := range res.Images {
+		sizes = append(sizes, fmt.Sprintf("%s (%s)", safefs.FormatSize(img.Size), img.Platform))
+	}
+	kind := "bundle"
+	if res.Validated != nil {
+		kind = "catalog"
+	}
+	files := "files"
+	if res.Layer.Files == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(&b, "size: %s compressed; the %s layer %s (%s uncompressed, %d %s)", strings.Join(sizes, ", "),
+		kind, safefs.FormatSize(res.Layer.Size), safefs.FormatSize(res.Layer.UncompressedSize), res.Layer.Files, files)
+	if sc := res.ServeCache; sc != nil {
+		fmt.Fprintf(&b, ", the serve cache layer %s (%s uncompressed)", safefs.FormatSize(sc.Layer.Size), safefs.FormatSize(sc.Layer.UncompressedSize))
+	}
+	b.WriteString("\n")
+	if res.Validated != nil && !*res.Validated {
+		b.WriteString("not validated (--skip-validate)\n")
+	}
+	perRule := map[string]int{}
+	for _, w := range res.Warnings {
+		perRule[w.Code]++
+	}
+	more := false
+	for _, w := range res.Warnings {
+		n := perRule[w.Code]
+		if n == 0 {
+			continue
+		}
+		perRule[w.Code] = 0
+		b.WriteString("warning: ")
+		if p := w.Pos(); p.IsValid() {
+			b.WriteString(p.String() + ": ")
+		}
+		fmt.Fprintf(&b, "%s [%s]", w.Message, w.Code)
+		if n > 1 {
+			fmt.Fprintf(&b, " (and %d more)", n-1)
+			more = true
+		}
+		b.WriteString("\n")
+	}
+	if more {
+		b.WriteString("(opm validate -v lists every warning)\n")
+	}
+	return b.String()
 }
 
 // usage turns the action's usage errors into flag errors (exit 2).

@@ -47,6 +47,11 @@ entry).
 				if len(args) < 3 {
 					return cmdutil.FlagErrorf("deprecate %s takes the package and at least one %s name", args[0], args[0])
 				}
+				if args[0] == ce.TargetChannel {
+					if err := checkChannels("", args[2:]...); err != nil {
+						return err
+					}
+				}
 			default:
 				return cmdutil.FlagErrorf("unknown deprecation target %q: expected package, channel or bundle", args[0])
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	diffaction "github.com/opmkit/opm/pkg/action/diff"
+	validateaction "github.com/opmkit/opm/pkg/action/validate"
 	"github.com/opmkit/opm/pkg/compose"
 	"github.com/opmkit/opm/pkg/graph"
 )
@@ -19,6 +20,9 @@ func newDiffCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command
 		fragment  bool
 		packages  []string
 		semantics string
+		pre       []string
+		policy    string
+		unrel     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD [NEW]",
@@ -44,10 +48,21 @@ reasons, when a change of a listed kind is found:
            lists a bundle
   heads    a channel head moved to a bundle that is not newer, or the channel
            no longer has a single head
-  paths    an upgrade path to the head was lost`,
+  paths    an upgrade path to the head was lost
+  pruned   a channel, or an entry of a channel, was removed, outside
+           pre-release channels: names containing one of
+           --pre-release-channels (default candidate,dev-preview,pre-ga, as
+           Konflux's fbc-target-index-pruning-check), or the allow-list of a
+           --policy (konflux, community, or a policy file)
+
+--unreleased prints, instead of the report, what NEW ships that OLD lacks:
+per package of NEW, the bundles whose image OLD's package does not have and
+the related images none of its bundles has (-o json for the next step of a
+pipeline).`,
 		Example: `  opm catalog diff old-catalog/ examples/catalog
   opm catalog diff quay.io/acme/index:v1 -C examples/catalog -o json | jq '.summary'
-  opm catalog diff index/ examples/catalog/cache-operator/catalog.yaml --fragment --fail-on removed,heads,paths`,
+  opm catalog diff index/ examples/catalog/cache-operator/catalog.yaml --fragment --fail-on removed,heads,paths
+  opm catalog diff registry.redhat.io/redhat/redhat-operator-index:v4.18 catalog/ --fragment --fail-on pruned --unreleased -o json`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "text", "json"); err != nil {
@@ -60,6 +75,16 @@ reasons, when a change of a listed kind is found:
 					return &cmdutil.FlagError{Err: err}
 				}
 				kinds = append(kinds, k)
+			}
+			if cmd.Flags().Changed("pre-release-channels") && policy != "" {
+				return cmdutil.FlagErrorf("--pre-release-channels and --policy both name the pre-release channels: give one")
+			}
+			if policy != "" {
+				p, err := validateaction.ReadPolicy(policy)
+				if err != nil {
+					return fmt.Errorf("--policy: %w", err)
+				}
+				pre = p.Allow.PreReleaseChannels
 			}
 			sem, err := graph.ParseSemantics(semantics)
 			if err != nil {
@@ -81,13 +106,21 @@ reasons, when a change of a listed kind is found:
 				FailOn:    kinds,
 				Stdin:     ios.In,
 				Registry:  reg,
+
+				PreReleaseChannels: pre,
+				Unreleased:         unrel,
 			})
 			if err != nil {
 				return cat.Explain(err)
 			}
-			if output == "json" {
+			switch {
+			case unrel && output == "json":
+				err = cmdutil.WriteJSON(ios.Out, rep.Unreleased)
+			case unrel:
+				err = compose.WriteUnreleasedText(ios.Out, rep.Unreleased)
+			case output == "json":
 				err = cmdutil.WriteJSON(ios.Out, rep)
-			} else {
+			default:
 				err = compose.WriteDiffText(ios.Out, rep)
 			}
 			if err != nil {
@@ -106,11 +139,14 @@ reasons, when a change of a listed kind is found:
 	cmdutil.AddCatalogFlag(cmd, nil, ".", "NEW, instead of the second argument")
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "text", "output format (text|json)")
-	f.StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a change of these kinds is found (removed,heads,paths)")
+	f.StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a change of these kinds is found (removed,heads,paths,pruned)")
+	f.StringSliceVar(&pre, "pre-release-channels", compose.DefaultPreReleaseChannels, "--fail-on pruned allows pruning in channels whose names contain one of these")
+	f.StringVar(&policy, "policy", "", "take the pre-release channels from a release policy (konflux, community, or a policy file)")
+	f.BoolVar(&unrel, "unreleased", false, "print what NEW ships that OLD lacks (bundles, related images) instead of the report")
 	f.BoolVar(&fragment, "fragment", false, "NEW holds only some packages: compare those, do not report the others as removed")
 	f.StringSliceVarP(&packages, "package", "p", nil, "compare only this package (repeatable)")
 	f.StringVar(&semantics, "semantics", string(graph.Classic), "upgrade semantics for lost paths (classic|v1)")
-	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"removed", "heads", "paths"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"removed", "heads", "paths", "pruned"}, cobra.ShellCompDirectiveNoFileComp))
 	names := cmdutil.CompleteFrom(func(cmd *cobra.Command, args []string) []string {
 		return append(cmdutil.OneCatalogRefs(1)(cmd, args), args[:min(len(args), 1)]...)
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,14 +27,18 @@ into the file that holds the blob it changes, in that file's format and
 style; every other byte stays as it is, and new blobs go where the
 package's blobs of that kind live. The result is validated before anything
 is written, and the files are replaced atomically: all of them or none.
+The whole edit holds a lock on the catalog (its directory), so two edits
+at once never lose one: the second waits for the first (--lock-wait, 20s
+by default), then fails naming the process that holds it.
 
 A catalog that does not validate is refused unless --force is given (the
 edit must then add no problem of its own). --dry-run prints the unified
 diff instead of writing; -o json prints what changed for scripts.`
 
 type editFlags struct {
-	common action.Common
-	output string
+	common   action.Common
+	output   string
+	lockWait time.Duration
 }
 
 func addEditFlags(cmd *cobra.Command, f *editFlags) {
@@ -42,6 +47,7 @@ func addEditFlags(cmd *cobra.Command, f *editFlags) {
 	fl.BoolVar(&f.common.DryRun, "dry-run", false, "print the unified diff instead of writing")
 	fl.BoolVar(&f.common.Force, "force", false, "edit a catalog that does not validate (the edit must add no problem); promote, add-bundle: accept new upgrade edges with unsafe CRD changes")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format (text|json)")
+	fl.DurationVar(&f.lockWait, "lock-wait", ce.DefaultLockWait, "how long to wait for another edit of the same catalog to finish (0: fail at once)")
 }
 
 // run checks the shared flags, finds the catalog (-C, or the current
@@ -49,6 +55,18 @@ func addEditFlags(cmd *cobra.Command, f *editFlags) {
 func (f *editFlags) run(ios *cmdutil.IOStreams, cmd *cobra.Command, edit func(action.Common) (*action.Result, error)) error {
 	if err := cmdutil.CheckOutput(f.output, "text", "json"); err != nil {
 		return err
+	}
+	switch {
+	case f.lockWait < 0:
+		return cmdutil.FlagErrorf("--lock-wait must not be negative")
+	case f.lockWait == 0:
+		f.common.LockWait = -1 // do not wait
+	default:
+		f.common.LockWait = f.lockWait
+	}
+	if fl := cmd.Flags().Lookup("keep-edges"); fl != nil && fl.Changed {
+		// Not pflag's MarkDeprecated, which prints on stdout.
+		fmt.Fprintln(ios.ErrOut, "Flag --keep-edges has been deprecated: edges are kept by default; --drop-edges drops them")
 	}
 	cat, err := cmdutil.OneCatalog(cmd, "")
 	if err != nil {
@@ -117,6 +135,33 @@ func edgeFlags(cmd *cobra.Command, e *ce.Edges) {
 	completeFlag(cmd, "skips", "bundle")
 }
 
+// dropEdgesFlags adds remove-bundle's and prune's --drop-edges, and the
+// old opt-in --keep-edges, now the default: accepted (hidden), with a note
+// (see run).
+func dropEdgesFlags(cmd *cobra.Command, drop *bool) {
+	fl := cmd.Flags()
+	fl.BoolVar(drop, "drop-edges", false, "drop removed bundles' names from skips: their installs are left without an upgrade (by default the names are kept, so those installs still upgrade)")
+	fl.Bool("keep-edges", false, "deprecated: edges are kept by default")
+	_ = fl.MarkHidden("keep-edges")
+	cmd.MarkFlagsMutuallyExclusive("keep-edges", "drop-edges")
+}
+
+// checkChannels refuses an empty channel name or one holding a comma in
+// what flag (or, flag "", an argument) names: one rule wherever a channel
+// is named on the command line, since lists of channels are
+// comma-separated.
+func checkChannels(flag string, names ...string) error {
+	for _, n := range names {
+		if err := ce.CheckChannelName(n); err != nil {
+			if flag != "" {
+				return cmdutil.FlagErrorf("%s: %v", flag, err)
+			}
+			return &cmdutil.FlagError{Err: err}
+		}
+	}
+	return nil
+}
+
 func checkEdges(e ce.Edges) error {
 	if err := e.Check(); err != nil {
 		return &cmdutil.FlagError{Err: err}
@@ -128,6 +173,9 @@ func checkEdges(e ce.Edges) error {
 // summary then goes to stderr), else the summary on stdout; -o json prints
 // the whole result.
 func printResult(ios *cmdutil.IOStreams, f *editFlags, res *action.Result) error {
+	for _, n := range res.Notes {
+		fmt.Fprintln(ios.ErrOut, n)
+	}
 	if f.output == "json" {
 		return cmdutil.WriteJSON(ios.Out, res)
 	}
@@ -145,6 +193,12 @@ func printResult(ios *cmdutil.IOStreams, f *editFlags, res *action.Result) error
 		fmt.Fprintln(summary, "unsafe CRD upgrades made anyway (--force):")
 		for _, e := range res.UnsafeCRDUpgrades {
 			fmt.Fprintln(summary, "  "+action.DescribeCRDEdge(e))
+		}
+	}
+	if len(res.KeptPaths) > 0 {
+		fmt.Fprintln(summary, "installs that keep an upgrade path:")
+		for _, k := range res.KeptPaths {
+			fmt.Fprintln(summary, "  "+k.Message)
 		}
 	}
 	if len(res.LostPaths) > 0 {

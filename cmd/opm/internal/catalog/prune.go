@@ -34,8 +34,8 @@ VERSION, every bundle older than VERSION.` + restitchLong + editLong,
 	fl := cmd.Flags()
 	fl.IntVar(&opts.KeepLast, "keep-last", 0, "keep the N newest bundles of each channel")
 	fl.StringVar(&opts.Before, "before", "", "remove the bundles older than this version")
-	fl.BoolVar(&opts.KeepEdges, "keep-edges", false, "keep removed bundles' names in skips, so their installs still upgrade")
 	cmd.MarkFlagsMutuallyExclusive("keep-last", "before")
 	cmd.MarkFlagsOneRequired("keep-last", "before")
+	dropEdgesFlags(cmd, &opts.DropEdges)
 	return cmd
 }

@@ -17,10 +17,11 @@ it replaced or skipped becomes the head and skips the others. Channels left
 empty are removed (not the default channel: that is refused), and so are
 deprecation entries of what is gone.
 
-What the new graph no longer allows is listed as lost upgrade paths. Installs
-of a removed bundle have no upgrade left unless --keep-edges keeps its name
-in the skips of the entries that upgraded from it (OLM matches edges by
-name, so that keeps those installs upgrading).`
+Installs of a removed bundle keep upgrading: its name stays in the skips of
+the entries that upgraded from it (OLM matches edges by name), and the
+summary lists those installs. --drop-edges drops the names, leaving those
+installs without an upgrade. What the new graph no longer allows is listed
+as lost upgrade paths.`
 
 func newRemoveBundleCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	var f editFlags
@@ -34,7 +35,7 @@ entries.` + restitchLong + `
 In a basic template, a bundle's stub is the one that carries its name, or
 else the one whose image renders to it (the images are pulled).` + editLong,
 		Example: `  opm catalog remove-bundle -C examples/catalog cache-operator cache-operator.v1.1.1 --dry-run
-  opm catalog remove-bundle -C examples/catalog cache-operator v1.1.1 --keep-edges --dry-run`,
+  opm catalog remove-bundle -C examples/catalog cache-operator v1.1.1 --drop-edges --dry-run`,
 		Args:              cobra.MinimumNArgs(2),
 		ValidArgsFunction: completeArgs("package", "bundle", "..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +50,6 @@ else the one whose image renders to it (the images are pulled).` + editLong,
 		},
 	}
 	addEditFlags(cmd, &f)
-	cmd.Flags().BoolVar(&opts.KeepEdges, "keep-edges", false, "keep removed bundles' names in skips, so their installs still upgrade")
+	dropEdgesFlags(cmd, &opts.DropEdges)
 	return cmd
 }

@@ -18,6 +18,9 @@ channels.` + editLong,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: completeArgs("package", "channel"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkChannels("", args[1]); err != nil {
+				return err
+			}
 			return f.run(ios, cmd, func(c action.Common) (*action.Result, error) {
 				return action.SetDefaultChannel(cmd.Context(), action.SetDefaultChannelOptions{
 					Common: c, Package: args[0], Channel: args[1],

@@ -136,6 +136,9 @@ type GlobalOptions struct {
 	// MaxFileSize is the largest catalog or bundle file read, in bytes
 	// (0: no limit); root puts it in the command's context.
 	MaxFileSize int64
+	// MaxStdinSize is the most read of standard input in all, in bytes
+	// (0: no limit); root puts it in the command's context.
+	MaxStdinSize int64
 	// ImageLimits are the limits on images (--image-limits, KEY=SIZE,...;
 	// see image.ParseLimits), applied by Registry.
 	ImageLimits string

@@ -3,6 +3,7 @@
 package converttemplate
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -55,7 +56,7 @@ func newSub(ios *cmdutil.IOStreams, typ template.Type, short, long string) *cobr
 			if len(args) == 1 {
 				opts.File = args[0]
 			}
-			return Run(opts)
+			return Run(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "json", "Output format (json|yaml)")
@@ -63,13 +64,13 @@ func newSub(ios *cmdutil.IOStreams, typ template.Type, short, long string) *cobr
 }
 
 // Run converts the file and writes the template.
-func Run(opts *Options) error {
+func Run(ctx context.Context, opts *Options) error {
 	switch opts.Output {
 	case "json", "yaml":
 	default:
 		return cmdutil.FlagErrorf("invalid --output value %q, expected (json|yaml)", opts.Output)
 	}
-	in, name, closeIn, err := rendertemplate.OpenInput(opts.File, opts.IO.In)
+	in, name, closeIn, err := rendertemplate.OpenInput(ctx, opts.File, opts.IO.In)
 	if err != nil {
 		return err
 	}

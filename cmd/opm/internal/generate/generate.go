@@ -1,7 +1,7 @@
 // Package generate implements `opm generate` and its subcommands
-// dockerfile ([dockerfile.Run]), catalogsource and clustercatalog
-// ([manifests.CatalogSource], [manifests.ClusterCatalog]): flags in, one
-// action call.
+// dockerfile ([dockerfile.Run]), catalogsource, clustercatalog and
+// clusterextension ([manifests.CatalogSource], [manifests.ClusterCatalog],
+// [manifests.ClusterExtension]): flags in, one action call.
 package generate
 
 import (
@@ -15,13 +15,13 @@ import (
 
 // NewCmd builds `opm generate`, which only groups its subcommands and prints
 // its help when run alone.
-func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Generate various artifacts for declarative config indexes",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(NewDockerfileCmd(ios), NewCatalogSourceCmd(ios), NewClusterCatalogCmd(ios))
+	cmd.AddCommand(NewDockerfileCmd(ios), NewCatalogSourceCmd(ios), NewClusterCatalogCmd(ios), NewClusterExtensionCmd(ios, g))
 	return cmd
 }
 

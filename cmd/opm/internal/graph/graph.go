@@ -138,6 +138,8 @@ func newShowCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command
 		},
 	}
 	addCommonFlags(cmd, &opts, &output, "mermaid", "mermaid|dot|json", "package to draw (repeatable; default: all)")
+	cmd.Flags().BoolVar(&opts.OLMv1, "olm-v1", false, "mark the bundles OLM v1 refuses (red border and a legend; olmV1 in -o json)")
+	cmd.Flags().StringSliceVar(&opts.FeatureGates, "olm-v1-feature-gates", nil, "with --olm-v1: operator-controller feature gates to assume (Name=true|false[,...])")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
+	"github.com/opmkit/opm/internal/safefs"
 	"github.com/opmkit/opm/pkg/action/rendertemplate"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/graph"
@@ -99,7 +100,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		file = opts.Args[1]
 	}
-	in, name, closeIn, err := OpenInput(file, opts.IO.In)
+	in, name, closeIn, err := OpenInput(ctx, file, opts.IO.In)
 	if err != nil {
 		return err
 	}
@@ -127,10 +128,11 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// OpenInput opens file, or stdin for "-". It refuses directories.
-func OpenInput(file string, stdin io.Reader) (r io.Reader, name string, closeFn func(), err error) {
+// OpenInput opens file, or stdin for "-" (within the limit on standard
+// input of ctx, --max-stdin-size). It refuses directories.
+func OpenInput(ctx context.Context, file string, stdin io.Reader) (r io.Reader, name string, closeFn func(), err error) {
 	if file == "-" {
-		return stdin, "<stdin>", func() {}, nil
+		return safefs.StdinReader(ctx, stdin), "<stdin>", func() {}, nil
 	}
 	f, err := os.Open(file)
 	if err != nil {

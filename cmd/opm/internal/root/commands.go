@@ -35,7 +35,7 @@ var commands = []command{
 	{build: render.NewCmd},
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return initcmd.NewCmd(ios) }},
 	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return version.NewCmd(ios) }},
-	{build: func(ios *cmdutil.IOStreams, _ *cmdutil.GlobalOptions) *cobra.Command { return generate.NewCmd(ios) }},
+	{build: func(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command { return generate.NewCmd(ios, g) }},
 	{alpha: true, build: list.NewCmd},
 	{build: migrate.NewCmd},
 	{alpha: true, build: rendergraph.NewCmd},

@@ -20,7 +20,7 @@ import (
 
 // New builds the root command with every subcommand.
 func New(ios *cmdutil.IOStreams) *cobra.Command {
-	g := &cmdutil.GlobalOptions{MaxFileSize: declcfg.DefaultMaxFileSize}
+	g := &cmdutil.GlobalOptions{MaxFileSize: declcfg.DefaultMaxFileSize, MaxStdinSize: declcfg.DefaultMaxStdinSize}
 	cmd := &cobra.Command{
 		Use:   "opm",
 		Short: "operator package manager",
@@ -48,9 +48,10 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	// writer, i.e. into the stdout scripts pipe to jq. Same words, stderr.
 	_ = pf.MarkHidden("skip-tls")
 	pf.Var(cmdutil.SizeValue{N: &g.MaxFileSize}, "max-file-size", "largest catalog or bundle file read (bytes, or with KiB, MiB, GiB; 0: no limit)")
+	pf.Var(cmdutil.SizeValue{N: &g.MaxStdinSize}, "max-stdin-size", "most read of standard input (\"-\") in all (bytes, or with KiB, MiB, GiB; 0: no limit)")
 	pf.StringVar(&g.ImageLimits, "image-limits", "", "limits on images pulled or built, KEY=SIZE,... (manifest, config, blob, extract, uncompressed, entries, depth; see docs/images.md)")
 	pf.BoolVar(&g.FollowExternalSymlinks, "follow-external-symlinks", false, "follow symbolic links that lead out of a catalog or bundle directory, as upstream opm does (refused by default)")
-	for _, name := range []string{"max-file-size", "image-limits", "follow-external-symlinks"} {
+	for _, name := range []string{"max-file-size", "max-stdin-size", "image-limits", "follow-external-symlinks"} {
 		_ = pf.SetAnnotation(name, ownGlobalFlag, []string{"true"})
 	}
 	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
@@ -58,6 +59,7 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 			fmt.Fprintln(ios.ErrOut, "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead")
 		}
 		ctx := declcfg.WithMaxFileSize(c.Context(), g.MaxFileSize)
+		ctx = declcfg.WithMaxStdinSize(ctx, g.MaxStdinSize)
 		c.SetContext(declcfg.WithFollowExternalSymlinks(ctx, g.FollowExternalSymlinks))
 	}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/internal/logfmt"
 	"github.com/opmkit/opm/pkg/action/serve"
+	pkgserve "github.com/opmkit/opm/pkg/serve"
 )
 
 // Options are the flags of `opm serve`.
@@ -32,6 +33,7 @@ type Options struct {
 	CacheOnly             bool
 	CacheEnforceIntegrity bool
 	HTTPAddr              string
+	MaxConnections        int
 	CAFile                string
 	Platform              string
 	LogFormat             string
@@ -88,6 +90,7 @@ is given.`,
 	f.BoolVar(&opts.CacheOnly, "cache-only", false, "build (or check) the cache and exit without serving")
 	f.BoolVar(&opts.CacheEnforceIntegrity, "cache-enforce-integrity", false, "fail instead of rebuilding a cache that does not match the catalog (needs --cache-dir)")
 	f.StringVar(&opts.HTTPAddr, "http-addr", "", "also serve catalogd's HTTP API on this address (empty: off)")
+	f.IntVar(&opts.MaxConnections, "max-connections", pkgserve.DefaultMaxConnections, "most connections kept open at once on each address (gRPC, HTTP API); beyond, the one idle longest is closed to make room")
 	f.StringVar(&opts.CAFile, "ca-file", "", "PEM file of certificate authorities to trust for registries (image sources)")
 	f.StringVar(&opts.Platform, "platform", "", "platform (os/arch[/variant]) to pick from multi-arch images (default: this host's)")
 	f.StringVar(&opts.LogFormat, "log-format", "text", "log format (text|json): upstream's logrus lines (time=\"...\" level=info msg=\"...\" key=value), or one JSON object a line")
@@ -137,6 +140,9 @@ func Run(cmd *cobra.Command, opts *Options) (err error) {
 	if !strings.Contains(addr, ":") {
 		addr = ":" + addr
 	}
+	if opts.MaxConnections < 1 {
+		return cmdutil.FlagErrorf("--max-connections must be at least 1, not %d", opts.MaxConnections)
+	}
 	if opts.CacheEnforceIntegrity && opts.CacheDir == "" {
 		return cmdutil.FlagErrorf("--cache-dir must be specified with --cache-enforce-integrity")
 	}
@@ -150,6 +156,7 @@ func Run(cmd *cobra.Command, opts *Options) (err error) {
 		Ref:              opts.Ref,
 		Addr:             addr,
 		HTTPAddr:         opts.HTTPAddr,
+		MaxConnections:   opts.MaxConnections,
 		PprofAddr:        opts.PprofAddr,
 		CaptureProfiles:  opts.CaptureProfiles,
 		CacheDir:         opts.CacheDir,

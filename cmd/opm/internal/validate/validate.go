@@ -47,6 +47,19 @@ and --strict, also read from .opm-validate.yaml in the catalog directory
 (list it in .indexignore); --write-baseline FILE records today's findings and
 --baseline FILE reports only new ones.
 
+--policy NAME|FILE turns on the release gate: the checks release pipelines
+make (Konflux, the community pipelines, Conforma), each with its severity
+and allow-lists; presets konflux and community, or a policy file (YAML, as
+.opm-validate.yaml with rules, ocpVersion and allow). --ocp-version 4.x
+names the OpenShift version the catalog is built for (else the policy's,
+else the image's com.redhat.fbc.openshift.version label or DIR.Dockerfile)
+and turns on the rules about it. See docs/release-gate.md.
+
+--check-cache builds the serve caches of a catalog image (or of a catalog
+directory, --check-cache=CACHE_DIR) again from its catalog and compares:
+a cache that does not hold what /configs shows is an error
+(serve-cache-mismatch).
+
 Exit status: 0 valid (warnings allowed unless --strict), 1 invalid or not
 read, 2 usage. See docs/validate.md for every rule code.`,
 		Args: cobra.ExactArgs(1),
@@ -89,7 +102,13 @@ read, 2 usage. See docs/validate.md for every rule code.`,
 	f.StringArrayVar(&opts.With, "with", nil, "extra catalog dependencies may come from, for --check-dependencies (repeatable; implies it)")
 	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts --check-dependencies spends before it gives up (-1: no limit)")
 	f.BoolVar(&opts.CheckCRDUpgrades, "check-crd-upgrades", false, "check the CRDs of every upgrade edge as OLM v1 and OLM classic do (warnings; errors under --strict)")
-	f.BoolVar(&opts.PullBundles, "pull-bundles", false, "pull the images of bundles without olm.bundle.object properties to read their CRDs (implies --check-crd-upgrades)")
+	f.BoolVar(&opts.PullBundles, "pull-bundles", false, "pull the images of bundles without olm.bundle.object properties to read their CRDs (implies --check-crd-upgrades) and, with --target olm-v1, their manifests")
+	f.StringVar(&opts.Target, "target", "", "also check for a target: olm-v1 (what OLM v1 installs and upgrades; implies --check-crd-upgrades)")
+	f.StringSliceVar(&opts.FeatureGates, "olm-v1-feature-gates", nil, "operator-controller feature gates the OLM v1 verdicts assume (Name=true|false[,...]; default: its release's defaults)")
+	f.StringVar(&opts.Policy, "policy", "", "release policy: konflux, community, or a policy file (turns the release gate's rules on; docs/release-gate.md)")
+	f.StringVar(&opts.OCPVersion, "ocp-version", "", "the OpenShift version the catalog is built for, 4.x (turns on the release gate's rules about it)")
+	f.StringVar(&opts.CheckCache, "check-cache", "", "check that the serve caches hold what the catalog does, by building them again: an image's (the directory its command serves from, or --check-cache=PATH in it), or a catalog directory's (--check-cache=CACHE_DIR)")
+	f.Lookup("check-cache").NoOptDefVal = validate.CheckCacheImage
 	return cmd
 }
 
@@ -101,7 +120,7 @@ func write(ios *cmdutil.IOStreams, res *pkgvalidate.Result, output string, verbo
 	tool := pkgvalidate.ToolInfo{Name: "opm", Version: info.Version, InformationURI: "https://github.com/opmkit/opm"}
 	switch output {
 	case "", "text":
-		if len(res.Findings) > 0 || !res.Passed {
+		if len(res.Findings) > 0 || !res.Passed || res.OLMv1 != nil || res.Gate != nil {
 			if err := pkgvalidate.WriteText(ios.ErrOut, res, verbose); err != nil {
 				return err
 			}
