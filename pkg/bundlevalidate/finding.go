@@ -37,6 +37,9 @@ type Finding struct {
 	Pos declcfg.Position
 	// Path is the element's path in its file ("spec.installModes[1]").
 	Path string
+	// Help says what to do about it, when there is more to say than
+	// Message (findings of other checkers, such as OLM v1's).
+	Help string
 
 	// at locates Path (nil: the bundle as a whole).
 	at locator

@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/opmkit/opm/pkg/bundle/manifest"
+	"github.com/opmkit/opm/pkg/declcfg"
 )
 
 // Options configure a validation.
@@ -106,6 +107,15 @@ func ExternalFinding(sev Severity, validator, level, field string, value any, de
 	}
 	up := apiError(level, field, v, detail)
 	return Finding{Severity: sev, Validator: validator, Code: "external", Upstream: up, Message: strings.TrimPrefix(strings.TrimPrefix(up, level+": "), "Value : ")}
+}
+
+// CheckerFinding is a finding of a checker run beside the validators
+// (OLM v1's install rules for `opm bundle validate --olm-v1`), already
+// positioned; -o json-alpha1 writes it as operator-framework/api writes
+// an error about the bundle named value.
+func CheckerFinding(sev Severity, checker, code, value, message string, pos declcfg.Position) Finding {
+	return Finding{Severity: sev, Validator: checker, Code: code, Upstream: apiError(levelOf(sev), "", &value, message),
+		Message: message, Pos: pos}
 }
 
 // Passed reports whether the bundle has no error.

@@ -145,7 +145,7 @@ func BundleResult(reports []*bundlevalidate.Report, prefix func(*bundlevalidate.
 	res := &Result{}
 	for _, r := range reports {
 		for _, bf := range r.Findings {
-			f := Finding{Severity: Severity(bf.Severity), Code: bf.Code, Message: bf.Message, Package: r.Package, Bundle: r.Name,
+			f := Finding{Severity: Severity(bf.Severity), Code: bf.Code, Message: bf.Message, Help: bf.Help, Package: r.Package, Bundle: r.Name,
 				Path: bf.Path, ref: -1}
 			if bf.Pos.IsValid() {
 				f.File, f.Line, f.Column = prefix(r)+bf.Pos.File, bf.Pos.Line, bf.Pos.Column

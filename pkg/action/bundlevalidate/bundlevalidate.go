@@ -27,7 +27,9 @@ import (
 	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/bundle/manifest"
 	bv "github.com/opmkit/opm/pkg/bundlevalidate"
+	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/image"
+	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/validate"
 )
@@ -49,6 +51,10 @@ type Options struct {
 	// directory as their argument, printing operator-framework/api's
 	// ManifestResult JSON.
 	External []string
+	// OLMv1, when set, also checks each bundle against OLM v1's install
+	// rules (pkg/olmv1) with these feature gates: refusals are errors,
+	// the rest warnings.
+	OLMv1 *olmv1.Gates
 	// Positions locates every finding in its file (not needed for the
 	// json-alpha1 form).
 	Positions bool
@@ -324,6 +330,13 @@ func validateOne(ctx context.Context, t target, opts Options, session *image.Ses
 	} else {
 		rep.FilePrefix = filepath.ToSlash(filepath.Clean(t.dir)) + "/"
 	}
+	if opts.OLMv1 != nil {
+		fs, err := olmv1Findings(ctx, dir, rep.Name, *opts.OLMv1)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.ref, err)
+		}
+		rep.Add(fs...)
+	}
 	for _, e := range opts.External {
 		fs, err := runExternal(ctx, e, dir, opts.Stderr)
 		if err != nil {
@@ -336,6 +349,48 @@ func validateOne(ctx context.Context, t target, opts Options, session *image.Ses
 	}
 	rep.Release()
 	return rep, nil
+}
+
+// olmv1Checker names the findings of OLM v1's rules.
+const olmv1Checker = "olm-v1"
+
+// olmv1Findings checks the bundle directory dir (name is its CSV's) as
+// OLM v1 reads a bundle image: each issue at its file, line and column,
+// refusals as errors, the rest (installed given a config or a
+// certificate provider, or relying on OLM classic) as warnings.
+func olmv1Findings(ctx context.Context, dir, name string, gates olmv1.Gates) ([]bv.Finding, error) {
+	b, err := olmv1.LoadDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	v := olmv1.Check(b, gates)
+	out := make([]bv.Finding, 0, len(v.Issues))
+	for _, is := range v.Issues {
+		sev := bv.SeverityWarning
+		if is.Level() == olmv1.Refused {
+			sev = bv.SeverityError
+		}
+		var pos declcfg.Position
+		if src, ok := b.Position(is); ok {
+			pos = declcfg.Position{File: src.File, Line: src.Line, Column: src.Column}
+		}
+		msg := "OLM v1: " + is.Message
+		if pos.File == "" && is.Object >= 0 {
+			msg += " (" + b.Describe(is.Object) + ")"
+		}
+		f := bv.CheckerFinding(sev, olmv1Checker, is.Code, name, msg, pos)
+		f.Path = is.Path
+		var help []string
+		if is.Upstream != "" {
+			help = append(help, fmt.Sprintf("OLM v1 says: %q", is.Upstream))
+		}
+		if is.Help != "" {
+			help = append(help, is.Help)
+		}
+		f.Help = strings.Join(help, "; ")
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // pull extracts a bundle image's manifests/ and metadata/ into dir.

@@ -16,6 +16,7 @@ import (
 	"github.com/opmkit/opm/internal/buildinfo"
 	action "github.com/opmkit/opm/pkg/action/bundlevalidate"
 	bv "github.com/opmkit/opm/pkg/bundlevalidate"
+	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/validate"
 )
 
@@ -50,6 +51,8 @@ type validateFlags struct {
 	ocpVersion     string
 	baseline       string
 	writeBaseline  string
+	olmv1          bool
+	featureGates   []string
 }
 
 func newValidateCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
@@ -78,7 +81,9 @@ target; their table covers every removal up to Kubernetes ` + bv.LatestRemoval()
 
 Without -o, findings are printed as file:line:column: severity: message
 [rule]. -o json-alpha1 prints operator-sdk's result, message for message; -o
-json, -o github and -o sarif print opm validate's forms. --write-baseline FILE
+json, -o github and -o sarif print opm validate's forms. --olm-v1 also checks
+each bundle against OLM v1's install rules (--olm-v1-feature-gates sets the
+feature gates they assume). --write-baseline FILE
 records today's findings and --baseline FILE reports only new ones.
 
 Exit status: 0 valid (warnings allowed), 1 some bundle has an error or cannot
@@ -119,6 +124,8 @@ be read, 2 usage. See docs/bundle-validate.md for every rule.`,
 	f.StringToStringVar(&fl.optionalValues, "optional-values", map[string]string{}, "values for the validators: k8s-version=1.xx (the deprecated-API checks' target), container-tools=docker|podman|none")
 	f.StringVar(&fl.external, "alpha-select-external", "", "external validators to run, a path list (/path/e1:/path/e2): each is run with the bundle directory and prints operator-framework/api's result JSON")
 	f.StringVar(&fl.ocpVersion, "ocp-version", "", "OpenShift release (4.xx) whose Kubernetes version the deprecated-API checks target (sets k8s-version)")
+	f.BoolVar(&fl.olmv1, "olm-v1", false, "also check each bundle against OLM v1's install rules (what a ClusterExtension refuses: errors; what it installs only given a config or a certificate provider, or relies on OLM classic for: warnings)")
+	f.StringSliceVar(&fl.featureGates, "olm-v1-feature-gates", nil, "operator-controller feature gates the --olm-v1 verdicts assume (Name=true|false[,...]; default: its release's defaults)")
 	f.StringVar(&fl.baseline, "baseline", "", "report only findings not recorded in this baseline file")
 	f.StringVar(&fl.writeBaseline, "write-baseline", "", "record today's findings in this file (then accept them)")
 	return cmd
@@ -162,8 +169,20 @@ func (fl *validateFlags) options(args []string) (action.Options, error) {
 	if fl.output == outputAlpha1 && (fl.baseline != "" || fl.writeBaseline != "") {
 		return opts, cmdutil.FlagErrorf("--baseline and --write-baseline work with the text, json, github and sarif outputs, not json-alpha1")
 	}
+	if len(fl.featureGates) > 0 && !fl.olmv1 {
+		return opts, cmdutil.FlagErrorf("--olm-v1-feature-gates needs --olm-v1")
+	}
+	var gates *olmv1.Gates
+	if fl.olmv1 {
+		g, err := olmv1.ParseGates(fl.featureGates)
+		if err != nil {
+			return opts, cmdutil.FlagErrorf("--olm-v1-feature-gates: %v", err)
+		}
+		gates = &g
+	}
 	opts = action.Options{
 		Refs:          args,
+		OLMv1:         gates,
 		Validate:      bv.Options{Selector: sel, Values: values, CategoriesFile: os.Getenv("OPERATOR_BUNDLE_CATEGORIES")},
 		Positions:     fl.output != outputAlpha1,
 		Baseline:      fl.baseline,
