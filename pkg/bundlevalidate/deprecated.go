@@ -258,18 +258,3 @@ func (c *checker) csvRemovedAPIs(r removal, found, perms map[string][]offender) 
 		}
 	}
 }
-
-// KubernetesVersionOf returns the Kubernetes version of an OpenShift
-// release ("4.16" is "1.29"): 4.1 and 4.2 are 1.13 and 1.14, and from 4.3
-// on each minor release is Kubernetes' minor plus 13.
-func KubernetesVersionOf(ocp string) (string, error) {
-	v, err := semver.ParseTolerant(strings.TrimPrefix(strings.TrimSpace(ocp), "v"))
-	if err != nil || v.Major != 4 {
-		return "", fmt.Errorf("%q is not an OpenShift 4.x release", ocp)
-	}
-	minor := v.Minor + 13
-	if v.Minor < 3 {
-		minor = v.Minor + 12
-	}
-	return fmt.Sprintf("1.%d", minor), nil
-}

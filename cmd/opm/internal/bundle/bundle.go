@@ -14,6 +14,7 @@ import (
 
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/internal/buildinfo"
+	"github.com/opmkit/opm/internal/ocpversion"
 	action "github.com/opmkit/opm/pkg/action/bundlevalidate"
 	bv "github.com/opmkit/opm/pkg/bundlevalidate"
 	"github.com/opmkit/opm/pkg/olmv1"
@@ -157,7 +158,7 @@ func (fl *validateFlags) options(args []string) (action.Options, error) {
 		values[k] = v
 	}
 	if fl.ocpVersion != "" {
-		k8s, err := bv.KubernetesVersionOf(fl.ocpVersion)
+		k8s, err := kubeOf(fl.ocpVersion)
 		if err != nil {
 			return opts, cmdutil.FlagErrorf("--ocp-version: %v", err)
 		}
@@ -192,6 +193,19 @@ func (fl *validateFlags) options(args []string) (action.Options, error) {
 		opts.External = filepath.SplitList(fl.external)
 	}
 	return opts, nil
+}
+
+// kubeOf returns the Kubernetes version (1.xx) OpenShift ocp (4.xx) ships.
+func kubeOf(ocp string) (string, error) {
+	v, err := ocpversion.Parse(ocp)
+	if err != nil {
+		return "", err
+	}
+	k, ok := ocpversion.Kube(v)
+	if !ok {
+		return "", fmt.Errorf("the Kubernetes version of OpenShift %s is not known here (the newest known is %s): give it with --optional-values k8s-version=1.xx", v, ocpversion.Newest)
+	}
+	return k.String(), nil
 }
 
 // write prints the result in the output format and returns the exit
