@@ -222,6 +222,17 @@ func (s *Selector) Matches(labels map[string]string) bool {
 	return true
 }
 
+// Selects reports whether the selector selects the optional validator
+// named name.
+func (s *Selector) Selects(name string) bool {
+	for _, v := range optionalValidators {
+		if v.Name == name {
+			return s.Matches(v.Labels)
+		}
+	}
+	return false
+}
+
 // String returns the selector as given.
 func (s *Selector) String() string { return s.text }
 

@@ -150,7 +150,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			session = image.NewSession(opts.Registry.ImageOptions()...)
 			defer session.Close()
 		}
-		opts.Validate.Inspect = inspector(session)
+		opts.Validate.Inspect = Inspector(session)
 	}
 	n := opts.Concurrency
 	if n < 1 {
@@ -424,9 +424,10 @@ func relWd(dir string) string {
 	return rel
 }
 
-// inspector reads the platforms of images through session: those of an
-// index's entries, or the config's of a single image.
-func inspector(session *image.Session) func(ctx context.Context, ref string) ([]bv.Platform, error) {
+// Inspector reads the platforms of images through session, for the
+// multiarch validator: those of an index's entries, or the config's of a
+// single image. Each image is read once.
+func Inspector(session *image.Session) func(ctx context.Context, ref string) ([]bv.Platform, error) {
 	var mu sync.Mutex
 	cache := map[string][]bv.Platform{}
 	return func(ctx context.Context, ref string) ([]bv.Platform, error) {
