@@ -8,7 +8,6 @@
 package bundlevalidate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,7 +22,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/pkg/action"
 	"github.com/opmkit/opm/pkg/bundle/manifest"
 	bv "github.com/opmkit/opm/pkg/bundlevalidate"
@@ -123,7 +121,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if !opts.Positions {
 			return nil, action.Usagef("baselines need findings with positions (not -o json-alpha1)")
 		}
-		b, err := readBaseline(opts.Baseline)
+		b, err := validate.ReadBaselineFile(opts.Baseline)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +195,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.Findings = validate.BundleResult(res.Reports, func(r *bv.Report) string { return r.FilePrefix })
 	if opts.WriteBaseline != "" {
 		b := res.Findings.Baseline()
-		if err := writeBaseline(opts.WriteBaseline, b); err != nil {
+		if err := b.WriteFile(opts.WriteBaseline); err != nil {
 			return nil, err
 		}
 		res.Written = b.Len()
@@ -207,30 +205,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		res.Findings.ApplyBaseline(baseline)
 	}
 	return res, nil
-}
-
-func readBaseline(path string) (*validate.Baseline, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read baseline: %w", err)
-	}
-	defer f.Close()
-	b, err := validate.ReadBaseline(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
-}
-
-func writeBaseline(path string, b *validate.Baseline) error {
-	var buf bytes.Buffer
-	if err := b.Write(&buf); err != nil {
-		return err
-	}
-	if err := fsutil.ReplaceFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write baseline: %w", err)
-	}
-	return nil
 }
 
 // expand turns a reference into the bundles it names.

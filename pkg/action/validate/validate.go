@@ -122,7 +122,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	vopts := validate.Options{}
 	var baseline *validate.Baseline
 	if opts.Baseline != "" {
-		b, err := readBaseline(opts.Baseline)
+		b, err := validate.ReadBaselineFile(opts.Baseline)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +212,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	out.Result = res
 	if opts.WriteBaseline != "" {
 		b := res.Baseline()
-		if err := writeBaseline(opts.WriteBaseline, b); err != nil {
+		if err := b.WriteFile(opts.WriteBaseline); err != nil {
 			return nil, err
 		}
 		out.Written = b.Len()
