@@ -2,6 +2,7 @@ package crd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Change is one difference between an old and a new CRD.
@@ -63,30 +65,52 @@ func (c Change) Pos() (file string, line, col int, ok bool) {
 func (c Change) RefusedBy() string { return c.Refused.String() }
 
 // Compare reports every change from old to new, the unsafe ones and the
-// safe ones, sorted by version, path and rule. The error is only for a
-// cancelled context.
+// safe ones, sorted by version, path and rule. The work is bounded (see
+// [MaxServedVersions], [MaxCompareSteps], [MaxChanges]): a comparison
+// stopped at a limit ends with a limit-reached change saying what was not
+// checked. The error is only for a cancelled context.
 func Compare(ctx context.Context, old, new *CRD) ([]Change, error) {
-	cmp := &comparer{ctx: ctx, old: old, new: new}
+	r, err := compare(ctx, old, new)
+	if err != nil {
+		return nil, err
+	}
+	return r.changes, nil
+}
+
+// compared is what compare found: the changes, and how many safe changes
+// past MaxChanges were dropped.
+type compared struct {
+	changes []Change
+	omitted int
+	steps   int
+}
+
+func compare(ctx context.Context, old, new *CRD) (compared, error) {
+	cmp := &comparer{ctx: ctx, old: old, new: new, b: &budget{}}
+	cmp.emit = cmp.keep
 	cmp.crdWide()
-	for _, ov := range old.Versions {
+	for i, ov := range old.Versions {
+		if !cmp.poll(i) {
+			break
+		}
 		nv := new.Version(ov.Name)
 		if nv == nil {
 			continue
 		}
 		cmp.version, cmp.oldV, cmp.newV = ov.Name, ov, nv
 		cmp.node(ov.Schema, nv.Schema, &step{})
-		if cmp.err != nil {
-			return nil, cmp.err
-		}
 	}
-	if new.Conversion != "Webhook" {
+	if new.Conversion != "Webhook" && cmp.err == nil {
 		cmp.servedPairs()
 	}
-	if cmp.err != nil {
-		return nil, cmp.err
+	if cmp.err != nil && cmp.err != errLimit {
+		return compared{}, cmp.err
+	}
+	if cmp.b.limit != nil {
+		cmp.out = append(cmp.out, *cmp.b.limit)
 	}
 	sortChanges(cmp.out)
-	return cmp.out, nil
+	return compared{changes: cmp.out, omitted: cmp.b.omitted, steps: cmp.b.steps}, nil
 }
 
 func sortChanges(cs []Change) {
@@ -120,10 +144,60 @@ type comparer struct {
 	version    string
 	oldV, newV *Version
 	// pair is set while served versions of one CRD are compared.
-	pair  bool
-	out   []Change
+	pair bool
+	// emit takes each change found (keep, or a filter of served pairs).
+	emit func(Change)
+	out  []Change
+	// b is the budget of the whole comparison, shared with the comparers
+	// of served pairs.
+	b   *budget
+	err error
+}
+
+// budget is what one comparison of two CRDs may spend, and has spent.
+type budget struct {
+	// steps counts the pairs of schema nodes compared.
 	steps int
-	err   error
+	// safe and unsafe count the changes kept; omitted the safe changes
+	// dropped past MaxChanges.
+	safe, unsafe, omitted int
+	// limit is the limit-reached change, once a limit stopped the
+	// comparison.
+	limit *Change
+}
+
+// errLimit stops a comparison at a limit (budget.limit says which).
+var errLimit = errors.New("limit reached")
+
+// stop ends the comparison at a limit: the change says what was not
+// checked, at where (an element of the new CRD's manifest).
+func (c *comparer) stop(where, format string, args ...any) {
+	if c.err != nil {
+		return
+	}
+	c.err = errLimit
+	c.b.limit = &Change{Rule: RuleLimitReached, CRD: c.new.Name, Path: where, at: where, source: c.new.Source,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// keep records a change of the comparison, within MaxChanges: safe
+// changes past it are counted and dropped, an unsafe one stops the
+// comparison.
+func (c *comparer) keep(ch Change) {
+	if ch.Safe {
+		if c.b.safe >= limits.changes {
+			c.b.omitted++
+			return
+		}
+		c.b.safe++
+	} else {
+		if c.b.unsafe >= limits.changes {
+			c.stop("", "more than %d unsafe changes: the rest of the CRD was not compared", limits.changes)
+			return
+		}
+		c.b.unsafe++
+	}
+	c.out = append(c.out, ch)
 }
 
 // step is a path element from the version's schema root: a property
@@ -184,9 +258,21 @@ func (s *step) field() string {
 // whole, with where the element of the manifest), or about its keyword
 // where (a keyword of the schema node: "type", "enum", ...).
 func (c *comparer) add(rule string, st *step, where string, inOld bool, old, new, format string, args ...any) {
-	info, _ := Rule(rule)
+	info := ruleIndex[rule]
+	switch {
+	case c.pair && (info.Safe || info.Refused&RefusedByV1 == 0):
+		return // served pairs keep what OLM v1 refuses only
+	case !c.pair && info.Safe && c.b.safe >= limits.changes:
+		c.b.omitted++ // not kept (see keep): not built either
+		return
+	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = shorten(s)
+		}
+	}
 	ch := Change{Rule: rule, CRD: c.new.Name, Version: c.version, Old: old, New: new,
-		Message: fmt.Sprintf(format, args...), Refused: info.Refused, Safe: info.Refused == 0 && rule != RuleCRDRemoved}
+		Message: fmt.Sprintf(format, args...), Refused: info.Refused, Safe: info.Safe}
 	if c.pair {
 		// both sides of a served pair are versions of the new CRD; the pair
 		// is checked by OLM v1 only
@@ -213,7 +299,7 @@ func (c *comparer) add(rule string, st *step, where string, inOld bool, old, new
 		ch.Path = where
 		ch.at = where
 	}
-	c.out = append(c.out, ch)
+	c.emit(ch)
 }
 
 // crdWide compares scope and versions.
@@ -224,13 +310,20 @@ func (c *comparer) crdWide() {
 			"scope changed from %s to %s", orNone(old.Scope), orNone(new.Scope))
 	}
 	stored := old.Stored()
-	for _, ov := range old.Versions {
+	isStored := make(map[string]bool, len(stored))
+	for _, s := range stored {
+		isStored[s] = true
+	}
+	for i, ov := range old.Versions {
+		if !c.poll(i) {
+			return
+		}
 		nv := new.Version(ov.Name)
 		switch {
-		case nv == nil && slices.Contains(stored, ov.Name):
+		case nv == nil && isStored[ov.Name]:
 			c.add(RuleStoredVersionRemoved, nil, versionAt(old, ov), true, ov.Name, "",
 				"stored version %s removed: objects stored in it can no longer be read", ov.Name)
-		case slices.Contains(stored, ov.Name):
+		case isStored[ov.Name]:
 		case nv == nil && ov.Served:
 			c.add(RuleServedVersionRemoved, nil, versionAt(old, ov), true, ov.Name, "",
 				"served version %s removed: clients of %s break", ov.Name, ov.Name)
@@ -239,13 +332,19 @@ func (c *comparer) crdWide() {
 				"version %s is no longer served: clients of %s break", ov.Name, ov.Name)
 		}
 	}
-	for _, s := range stored {
+	for i, s := range stored {
+		if !c.poll(i) {
+			return
+		}
 		if old.Version(s) == nil && new.Version(s) == nil {
 			c.add(RuleStoredVersionRemoved, nil, "status.storedVersions", true, s, "",
 				"stored version %s (status.storedVersions) is not a version of the new CRD", s)
 		}
 	}
-	for _, nv := range new.Versions {
+	for i, nv := range new.Versions {
+		if !c.poll(i) {
+			return
+		}
 		if old.Version(nv.Name) == nil {
 			c.add(RuleVersionAdded, nil, versionAt(new, nv), false, "", nv.Name, "version %s added", nv.Name)
 		}
@@ -269,13 +368,37 @@ func orNone(s string) string {
 	return s
 }
 
-// tick counts work and checks for cancellation now and then.
+// tick counts work, stops at MaxCompareSteps and checks for cancellation
+// now and then.
 func (c *comparer) tick() bool {
 	if c.err != nil {
 		return false
 	}
-	c.steps++
-	if c.steps&1023 == 0 {
+	c.b.steps++
+	if c.b.limit != nil {
+		c.err = errLimit // a limit met by another walk of the comparison
+		return false
+	}
+	if c.b.steps > limits.compareSteps {
+		c.stop("", "the comparison stopped after %d pairs of schema nodes (the limit): the rest of the CRD was not compared", limits.compareSteps)
+		return false
+	}
+	if c.b.steps&1023 == 0 {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			return false
+		}
+	}
+	return true
+}
+
+// poll checks for cancellation every 1024th iteration i of a loop; it
+// reports whether the comparison goes on.
+func (c *comparer) poll(i int) bool {
+	if c.err != nil {
+		return false
+	}
+	if i&1023 == 1023 {
 		if err := c.ctx.Err(); err != nil {
 			c.err = err
 			return false
@@ -291,7 +414,10 @@ func (c *comparer) node(o, n *Schema, st *step) {
 	}
 	c.keywords(o, n, st)
 	// properties
-	for _, k := range slices.Sorted(maps.Keys(o.Properties)) {
+	for i, k := range o.propKeys {
+		if !c.poll(i) {
+			return
+		}
 		np, ok := n.Properties[k]
 		if !ok {
 			c.removed(st.child(k), o.Properties[k])
@@ -299,8 +425,21 @@ func (c *comparer) node(o, n *Schema, st *step) {
 		}
 		c.node(o.Properties[k], np, st.child(k))
 	}
-	for _, k := range slices.Sorted(maps.Keys(n.Properties)) {
-		if _, ok := o.Properties[k]; !ok && !slices.Contains(n.required, k) {
+	var required map[string]bool
+	for i, k := range n.propKeys {
+		if !c.poll(i) {
+			return
+		}
+		if _, ok := o.Properties[k]; ok {
+			continue
+		}
+		if required == nil {
+			required = make(map[string]bool, len(n.required))
+			for _, r := range n.required {
+				required[r] = true
+			}
+		}
+		if !required[k] {
 			c.add(RuleFieldAdded, st.child(k), "", false, "", typeName(n.Properties[k]), "optional field %s added", st.child(k).field())
 		}
 	}
@@ -327,7 +466,7 @@ func (c *comparer) removed(st *step, o *Schema) {
 }
 
 // childPair compares a subschema keyword: gone is field-removed; new is
-// a change OLM v1 cannot judge (unhandled) unless addedIsUnhandled is
+// a change OLM v1 cannot judge (unclassified) unless addedIsUnhandled is
 // false (items: OLM v1 does not compare a missing items with a new one).
 func (c *comparer) childPair(o, n *Schema, st *step, addedIsUnhandled bool) {
 	switch {
@@ -336,15 +475,15 @@ func (c *comparer) childPair(o, n *Schema, st *step, addedIsUnhandled bool) {
 	case o != nil:
 		c.removed(st, o)
 	case n != nil && addedIsUnhandled:
-		c.add(RuleUnhandled, st.parent, st.kw, false, "", st.kw, "%s: %s added", st.parent.field(), st.kw)
+		c.add(RuleUnclassified, st.parent, st.kw, false, "", st.kw, "%s: %s added", st.parent.field(), st.kw)
 	}
 }
 
 // listPair compares lists of subschemas (allOf, anyOf, items as a list)
-// entry by entry; a change of their number is unhandled.
+// entry by entry; a change of their number is unclassified.
 func (c *comparer) listPair(o, n []*Schema, st *step, kw string) {
 	if len(o) != len(n) {
-		c.add(RuleUnhandled, st, kw, false, strconv.Itoa(len(o)), strconv.Itoa(len(n)),
+		c.add(RuleUnclassified, st, kw, false, strconv.Itoa(len(o)), strconv.Itoa(len(n)),
 			"%s: %s changed from %d to %d subschemas", st.field(), kw, len(o), len(n))
 		return
 	}
@@ -354,8 +493,12 @@ func (c *comparer) listPair(o, n []*Schema, st *step, kw string) {
 }
 
 // mapPair compares maps of subschemas (patternProperties, definitions,
-// dependencies): a key gone is field-removed, a new key unhandled.
+// dependencies): a key gone is field-removed, a new key unclassified.
 func (c *comparer) mapPair(o, n map[string]*Schema, st *step, kw string) {
+	if len(o)+len(n) == 0 {
+		return
+	}
+	c.b.steps += len(o) + len(n) // the sorts
 	for _, k := range slices.Sorted(maps.Keys(o)) {
 		sub := st.key(kw + "." + quoteKey(k))
 		if nv, ok := n[k]; ok {
@@ -366,7 +509,7 @@ func (c *comparer) mapPair(o, n map[string]*Schema, st *step, kw string) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(n)) {
 		if _, ok := o[k]; !ok {
-			c.add(RuleUnhandled, st, kw+"."+quoteKey(k), false, "", k, "%s: %s %q added", st.field(), kw, k)
+			c.add(RuleUnclassified, st, kw+"."+quoteKey(k), false, "", k, "%s: %s %q added", st.field(), kw, k)
 		}
 	}
 }
@@ -426,7 +569,7 @@ func typeName(s *Schema) string {
 }
 
 // keywords compares the keywords of two nodes that are not subschemas.
-// handledKeywords are the keywords the rules judge; others are unhandled.
+// handledKeywords are the keywords the rules judge; others are unclassified.
 var handledKeywords = map[string]bool{"description": true, "type": true, "required": true, "enum": true, "default": true,
 	"pattern": true, "nullable": true, "maximum": true, "minimum": true, "maxLength": true, "minLength": true,
 	"maxItems": true, "minItems": true, "maxProperties": true, "minProperties": true}
@@ -446,54 +589,40 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 		c.add(RuleTypeChanged, st, "type", false, typeName(o), typeName(n), "%s: type changed from %s to %s", f, typeName(o), typeName(n))
 	}
 	// required
-	var added, dropped []string
-	for _, r := range n.required {
-		if !slices.Contains(o.required, r) && !slices.Contains(added, r) {
-			added = append(added, r)
-		}
-	}
-	for _, r := range o.required {
-		if !slices.Contains(n.required, r) && !slices.Contains(dropped, r) {
-			dropped = append(dropped, r)
-		}
+	added, dropped := c.setDiff(o.required, n.required)
+	if c.err != nil {
+		return
 	}
 	slices.Sort(added)
 	slices.Sort(dropped)
 	if len(added) > 0 {
 		c.add(RuleRequiredAdded, st, "required", false, "", strings.Join(added, ", "),
-			"%s: new required %s %s", f, plural(len(added), "field", "fields"), strings.Join(added, ", "))
+			"%s: new required %s %s", f, plural(len(added), "field", "fields"), listValues(added))
 	}
 	if len(dropped) > 0 {
 		c.add(RuleRequiredRemoved, st, "required", false, strings.Join(dropped, ", "), "",
-			"%s: %s no longer required", f, strings.Join(dropped, ", "))
+			"%s: %s no longer required", f, listValues(dropped))
 	}
 	// enum
 	if o.kw["enum"] != n.kw["enum"] {
-		var gone, more []string
-		for _, v := range o.enum {
-			if !slices.Contains(n.enum, v) {
-				gone = append(gone, v)
-			}
-		}
-		for _, v := range n.enum {
-			if !slices.Contains(o.enum, v) {
-				more = append(more, v)
-			}
+		more, gone := c.setDiff(o.enum, n.enum)
+		if c.err != nil {
+			return
 		}
 		switch {
 		case len(o.enum) == 0 && len(n.enum) > 0:
 			c.add(RuleEnumAdded, st, "enum", false, "", strings.Join(n.enum, ", "),
-				"%s: enum restriction added where there was none: %s", f, strings.Join(n.enum, ", "))
+				"%s: enum restriction added where there was none: %s", f, listValues(n.enum))
 		case len(n.enum) == 0:
 			// every value stays valid, but OLM v1 counts them as removed
 			c.add(RuleEnumValueRemoved, st, "enum", false, strings.Join(gone, ", "), "",
-				"%s: enum restriction removed (every value stays valid, but OLM v1 counts %s as removed values)", f, strings.Join(gone, ", "))
+				"%s: enum restriction removed (every value stays valid, but OLM v1 counts %s as removed values)", f, listValues(gone))
 		case len(gone) > 0:
 			c.add(RuleEnumValueRemoved, st, "enum", false, strings.Join(gone, ", "), "",
-				"%s: enum values removed: %s", f, strings.Join(gone, ", "))
+				"%s: enum values removed: %s", f, listValues(gone))
 		}
 		if len(o.enum) > 0 && len(n.enum) > 0 && len(more) > 0 {
-			c.add(RuleEnumValueAdded, st, "enum", false, "", strings.Join(more, ", "), "%s: enum values added: %s", f, strings.Join(more, ", "))
+			c.add(RuleEnumValueAdded, st, "enum", false, "", strings.Join(more, ", "), "%s: enum values added: %s", f, listValues(more))
 		}
 	}
 	// default
@@ -542,7 +671,7 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 		c.add(RuleNullableChanged, st, "nullable", false, strconv.FormatBool(o.nullable), strconv.FormatBool(n.nullable),
 			"%s: nullable changed from %t to %t", f, o.nullable, n.nullable)
 	}
-	// the rest: unhandled
+	// the rest: unclassified
 	var keys []string
 	for k := range o.kw {
 		if !handled[k] && o.kw[k] != n.kw[k] {
@@ -563,9 +692,75 @@ func (c *comparer) keywords(o, n *Schema, st *step) {
 			news = append(news, k+"="+orUnset(n.kw[k]))
 			parts = append(parts, fmt.Sprintf("%s %s -> %s", k, orUnset(o.kw[k]), orUnset(n.kw[k])))
 		}
-		c.add(RuleUnhandled, st, keys[0], false, strings.Join(olds, ", "), strings.Join(news, ", "),
+		c.add(RuleUnclassified, st, keys[0], false, strings.Join(olds, ", "), strings.Join(news, ", "),
 			"%s: %s", f, strings.Join(parts, "; "))
 	}
+}
+
+// setDiff returns the values of n that are not in o (added) and those of
+// o that are not in n (dropped), each once, in their lists' order. It takes time in
+// proportion to the lists (enums of 100,000 values are found in the
+// wild of hostile catalogs) and checks for cancellation as it goes.
+func (c *comparer) setDiff(o, n []string) (added, dropped []string) {
+	in := func(l []string) map[string]bool {
+		m := make(map[string]bool, len(l))
+		for i, v := range l {
+			if !c.poll(i) {
+				return nil
+			}
+			m[v] = true
+		}
+		return m
+	}
+	diff := func(l []string, other map[string]bool) []string {
+		var out []string
+		seen := map[string]bool{}
+		for i, v := range l {
+			if !c.poll(i) {
+				return nil
+			}
+			if !other[v] && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	om, nm := in(o), in(n)
+	if c.err != nil {
+		return nil, nil
+	}
+	return diff(n, om), diff(o, nm)
+}
+
+// maxListed bounds the values a message lists; the change's Old and New
+// have them all.
+const maxListed = 20
+
+// listValues lists values for a message: the first maxListed, and how
+// many more there are.
+func listValues(vs []string) string {
+	if len(vs) <= maxListed {
+		return strings.Join(vs, ", ")
+	}
+	return strings.Join(vs[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(vs)-maxListed)
+}
+
+// maxShown bounds a value (or a path) written in a message: longer ones
+// are cut (the change's Old and New have them whole).
+const maxShown = 300
+
+// shorten cuts s to about maxShown bytes, on a character boundary, and
+// says how long it was.
+func shorten(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	cut := maxShown - 40
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("... (%d bytes in all)", len(s))
 }
 
 func orUnset(s string) string {
@@ -585,60 +780,101 @@ func plural(n int, one, many string) string {
 // servedPairs compares every pair of served versions of the new CRD, as
 // OLM v1 does when the CRD has no conversion webhook (objects are then
 // served in every version as they are stored), reporting only what the
-// same pair of the old CRD did not already have.
+// same pair of the old CRD did not already have. A CRD with more than
+// MaxServedVersions served versions is not compared that way: a
+// limit-reached change says so.
 func (c *comparer) servedPairs() {
-	newPairs := c.pairChanges(c.new)
-	if len(newPairs) == 0 {
+	served := servedVersions(c.new)
+	if len(served) < 2 {
 		return
 	}
-	known := map[string]int{}
-	for _, ch := range c.pairChanges(c.old) {
-		known[pairKey(ch)]++
+	if len(served) > limits.servedVersions {
+		c.stop("spec.versions", "too many served versions (%d, the limit is %d): their %d pairs, which OLM v1 compares, were not compared",
+			len(served), limits.servedVersions, len(served)*(len(served)-1)/2)
+		return
 	}
-	for _, ch := range newPairs {
-		if k := pairKey(ch); known[k] > 0 {
-			known[k]--
-			continue
+	for i, a := range served {
+		for _, b := range served[i+1:] {
+			c.servedPair(a, b)
+			if c.err != nil {
+				return
+			}
 		}
-		c.out = append(c.out, ch)
 	}
 }
 
-func pairKey(ch Change) string {
-	return strings.Join([]string{ch.Version, ch.Path, ch.Rule, ch.Old, ch.New}, "\x00")
-}
-
-// pairChanges compares each pair of served versions of crd, lower to
-// higher version (Kubernetes' version order), keeping the unsafe changes.
-func (c *comparer) pairChanges(crd *CRD) []Change {
+// servedVersions returns crd's served versions, lower to higher version
+// (Kubernetes' version order).
+func servedVersions(crd *CRD) []*Version {
 	var served []*Version
 	for _, v := range crd.Versions {
 		if v.Served {
 			served = append(served, v)
 		}
 	}
-	if len(served) < 2 {
-		return nil
-	}
 	sort.SliceStable(served, func(i, j int) bool { return CompareVersionNames(served[i].Name, served[j].Name) < 0 })
-	sub := &comparer{ctx: c.ctx, old: crd, new: crd, pair: true}
-	for i, a := range served {
-		for _, b := range served[i+1:] {
-			sub.version, sub.oldV, sub.newV = a.Name+" -> "+b.Name, a, b
-			sub.node(a.Schema, b.Schema, &step{})
+	return served
+}
+
+// servedPair compares the served versions a and b (a lower) of the new
+// CRD and keeps the unsafe changes the old CRD's same pair did not have.
+func (c *comparer) servedPair(a, b *Version) {
+	oa, ob := c.old.Version(a.Name), c.old.Version(b.Name)
+	inOld := oa != nil && ob != nil && oa.Served && ob.Served
+	if inOld && oa.Schema.hash == a.Schema.hash && ob.Schema.hash == b.Schema.hash {
+		return // the same schemas: the same differences as before
+	}
+	var found []Change
+	c.pairWalk(c.new, a, b, func(ch Change) { // unsafe changes only (see add)
+		if len(found) >= limits.changes {
+			c.stop("spec.versions", "served versions %s differ in more than %d ways: the rest of the pairs of served versions were not compared", ch.Version, limits.changes)
+			return
+		}
+		found = append(found, ch)
+	})
+	if c.err != nil || len(found) == 0 {
+		return
+	}
+	known := map[string]int{}
+	if inOld {
+		for _, ch := range found {
+			known[pairKey(ch)] = 0
+		}
+		c.pairWalk(c.old, oa, ob, func(ch Change) {
+			if n, ok := known[pairKey(ch)]; ok {
+				known[pairKey(ch)] = n + 1
+			}
+		})
+		if c.err != nil {
+			return
 		}
 	}
+	for _, ch := range found {
+		if k := pairKey(ch); known[k] > 0 {
+			known[k]--
+			continue
+		}
+		ch.Message = "served versions " + ch.Version + " differ and the CRD has no conversion webhook: " + ch.Message
+		c.keep(ch)
+		if c.err != nil {
+			return
+		}
+	}
+}
+
+// pairWalk compares the versions a and b of crd with the comparison's
+// budget, handing each change to emit.
+func (c *comparer) pairWalk(crd *CRD, a, b *Version, emit func(Change)) {
+	sub := &comparer{ctx: c.ctx, old: crd, new: crd, pair: true, b: c.b, emit: emit,
+		version: a.Name + " -> " + b.Name, oldV: a, newV: b}
+	sub.node(a.Schema, b.Schema, &step{})
 	if sub.err != nil && c.err == nil {
 		c.err = sub.err
 	}
-	var out []Change
-	for _, ch := range sub.out {
-		if !ch.Safe && ch.Refused != 0 {
-			ch.Message = "served versions " + ch.Version + " differ and the CRD has no conversion webhook: " + ch.Message
-			out = append(out, ch)
-		}
-	}
-	return out
+}
+
+func pairKey(ch Change) string {
+	return strings.Join([]string{ch.Version, ch.Path, ch.Rule, ch.Old, ch.New}, "\x00")
 }
 
 // hashString hashes s with the process seed.

@@ -27,6 +27,7 @@ package crd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,9 @@ type CRD struct {
 
 	// hash identifies the CRD's content (all versions, scope, conversion).
 	hash uint64
+	// byName indexes Versions (spec.versions is unbounded but for the
+	// node limit: a lookup must not be a scan).
+	byName map[string]*Version
 }
 
 // Version is one entry of spec.versions.
@@ -85,12 +89,7 @@ type Version struct {
 
 // Version returns the version called name, or nil.
 func (c *CRD) Version(name string) *Version {
-	for _, v := range c.Versions {
-		if v.Name == name {
-			return v
-		}
-	}
-	return nil
+	return c.byName[name]
 }
 
 // StorageVersion returns the name of the version marked storage ("" when
@@ -135,11 +134,12 @@ func IsCRD(apiVersion, kind string) bool {
 // is empty, spec.validation the schema of every version that has none,
 // and served and storage default as the API server defaults them.
 func Parse(data []byte) (*CRD, error) {
-	return parse(data, nil)
+	return parse(context.Background(), data, nil)
 }
 
-// parse is Parse, sharing identical subschemas through cache (may be nil).
-func parse(data []byte, cache *Cache) (*CRD, error) {
+// parse is Parse, sharing identical subschemas through cache (may be
+// nil), and stopping when ctx is done.
+func parse(ctx context.Context, data []byte, cache *Cache) (*CRD, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var obj map[string]any
@@ -149,16 +149,16 @@ func parse(data []byte, cache *Cache) (*CRD, error) {
 	if obj == nil {
 		return nil, errors.New("decoding CustomResourceDefinition: not an object")
 	}
-	return fromObject(obj, cache)
+	return fromObject(ctx, obj, cache)
 }
 
 // FromObject reads a CRD from a decoded object (numbers as json.Number,
 // float64 or int64). See [Parse].
 func FromObject(obj map[string]any) (*CRD, error) {
-	return fromObject(obj, nil)
+	return fromObject(context.Background(), obj, nil)
 }
 
-func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
+func fromObject(ctx context.Context, obj map[string]any, cache *Cache) (*CRD, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if kind != KindCRD {
@@ -201,7 +201,7 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 			}
 		}
 	}
-	b := &schemaBuilder{crd: c.Name, cache: cache}
+	b := &schemaBuilder{ctx: ctx, crd: c.Name, cache: cache}
 	var shared any // v1beta1 spec.validation.openAPIV3Schema
 	if c.V1beta1 {
 		if val, ok := spec["validation"].(map[string]any); ok {
@@ -219,7 +219,7 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 		if v.Name == "" {
 			return nil, fmt.Errorf("CRD %s: spec.versions[%d] has no name", c.Name, i)
 		}
-		if c.Version(v.Name) != nil {
+		if c.byName[v.Name] != nil {
 			return nil, fmt.Errorf("CRD %s: version %q listed twice", c.Name, v.Name)
 		}
 		v.Served, _ = vm["served"].(bool)
@@ -244,6 +244,10 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 		}
 		v.Schema = s
 		c.Versions = append(c.Versions, v)
+		if c.byName == nil {
+			c.byName = map[string]*Version{}
+		}
+		c.byName[v.Name] = v
 	}
 	if len(c.Versions) == 0 && c.V1beta1 {
 		name, _ := spec["version"].(string)
@@ -255,6 +259,7 @@ func fromObject(obj map[string]any, cache *Cache) (*CRD, error) {
 			return nil, err
 		}
 		c.Versions = []*Version{{Name: name, Served: true, Storage: true, Schema: s, Index: -1, SchemaPath: "spec.validation.openAPIV3Schema"}}
+		c.byName = map[string]*Version{name: c.Versions[0]}
 	}
 	if len(c.Versions) == 0 {
 		return nil, fmt.Errorf("CRD %s: no versions", c.Name)

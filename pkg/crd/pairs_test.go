@@ -21,7 +21,7 @@ import (
 // the rules the script's expected output names, and that every rule has
 // an unsafe pair and a safe counterpart (NAME and NAME-safe).
 
-var ruleLine = regexp.MustCompile(`^[^ ]+:\d+:\d+: ([a-z-]+): CRD `)
+var ruleLine = regexp.MustCompile(`^(?:[^ ]+:\d+:\d+: )?([a-z-]+)(?: \(warning\))?: `)
 
 func loadPair(t *testing.T, files map[string][]byte, dir string) (old, new *crd.Bundle) {
 	t.Helper()
@@ -30,7 +30,7 @@ func loadPair(t *testing.T, files map[string][]byte, dir string) (old, new *crd.
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := crd.NewBundle(name, docs, nil)
+		b, err := crd.NewBundle(context.Background(), name, docs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 
@@ -51,9 +52,9 @@ func (c *Cache) intern(s *Schema) *Schema {
 
 // parse parses data, or returns the CRD already parsed from the same
 // bytes.
-func (c *Cache) parse(data []byte) (*CRD, error) {
+func (c *Cache) parse(ctx context.Context, data []byte) (*CRD, error) {
 	if c == nil {
-		return Parse(data)
+		return parse(ctx, data, nil)
 	}
 	// key on what the comparison reads: metadata.name, spec and status
 	// (other metadata, such as a generator's version annotation, changes
@@ -79,7 +80,7 @@ func (c *Cache) parse(data []byte) (*CRD, error) {
 	if ok {
 		return got, nil
 	}
-	crd, err := parse(data, c)
+	crd, err := parse(ctx, data, c)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -35,7 +36,10 @@ type Schema struct {
 	// dependencies entries that are booleans or string lists are here too.
 	kw map[string]string
 
-	Properties           map[string]*Schema
+	Properties map[string]*Schema
+	// propKeys are the names of Properties, sorted (nodes are compared
+	// many times: served pairs, bundle pairs).
+	propKeys             []string
 	Items                *Schema   // items: a schema
 	ItemsList            []*Schema // items: a list of schemas
 	AdditionalProperties *Schema   // additionalProperties: a schema
@@ -71,6 +75,7 @@ type Schema struct {
 	pattern   string
 	format    string
 	patternRE *patternCache
+	enumIx    *enumIndex // the enum as a set, for the validator
 }
 
 // Numeric keywords, in the order of Schema.num.
@@ -105,6 +110,7 @@ var scalarKeywords = map[string]byte{
 
 // schemaBuilder builds the nodes of one CRD, counting them.
 type schemaBuilder struct {
+	ctx context.Context
 	// cache, when set, interns the nodes: identical subschemas (across
 	// the versions of a CRD, the CRDs of a bundle and the bundles of a
 	// package) are one node.
@@ -137,6 +143,11 @@ func (b *schemaBuilder) build(v any, path *buildPath, depth int) (*Schema, error
 	b.nodes++
 	if b.nodes > MaxNodes {
 		return nil, fmt.Errorf("CRD %s: more than %d subschemas", b.crd, MaxNodes)
+	}
+	if b.nodes&1023 == 0 {
+		if err := b.ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -194,6 +205,7 @@ func (b *schemaBuilder) build(v any, path *buildPath, depth int) (*Schema, error
 		switch k {
 		case "properties":
 			s.Properties, err = subMap(k, x)
+			s.propKeys = slices.Sorted(maps.Keys(s.Properties))
 		case "patternProperties":
 			s.PatternProperties, err = subMap(k, x)
 		case "definitions":
@@ -322,6 +334,7 @@ func (s *Schema) parseKeywords(m map[string]any) error {
 		for _, x := range l {
 			s.enum = append(s.enum, canonical(x))
 		}
+		s.enumIx = &enumIndex{}
 	}
 	switch r := m["required"].(type) {
 	case []any:

@@ -136,26 +136,67 @@ func deepCopy(x any, depth int) any {
 }
 
 // Check validates obj against the version's schema as it is (no
-// defaults applied). See [CRD.Validate].
+// defaults applied), in at most MaxExampleSteps steps (a
+// *StepLimitError past them). See [CRD.Validate].
 func (v *Version) Check(ctx context.Context, obj any) (*Result, error) {
-	vl := &validator{ctx: ctx, res: &Result{}}
+	res, _, err := v.check(ctx, obj, limits.exampleSteps)
+	return res, err
+}
+
+// StepLimitError is a validation stopped after its budget of steps: the
+// object was not checked in full.
+type StepLimitError struct {
+	Limit int
+}
+
+func (e *StepLimitError) Error() string {
+	return fmt.Sprintf("validation stopped after %d steps (the limit)", e.Limit)
+}
+
+// check is Check with a budget of limit steps; it also returns the steps
+// spent.
+func (v *Version) check(ctx context.Context, obj any, limit int) (*Result, int, error) {
+	vl := &validator{ctx: ctx, res: &Result{}, limit: limit}
 	vl.value(obj, v.Schema, ".", 0, true)
 	if vl.err != nil {
-		return nil, vl.err
+		return nil, vl.steps, vl.err
 	}
 	slices.Sort(vl.res.Pruned)
-	return vl.res, nil
+	return vl.res, vl.steps, nil
 }
 
 type validator struct {
-	ctx   context.Context
-	res   *Result
-	steps int
-	err   error
+	ctx context.Context
+	res *Result
+	// steps counts the work done (a value against a schema node, more
+	// for long canonical values), limit bounds it.
+	steps, limit int
+	err          error
 	// quiet counts nested trial validations (anyOf, oneOf, not), whose
 	// errors and pruned fields are not reported.
 	quiet int
 	fails int
+}
+
+// spend counts n steps; it reports false once the budget is spent or the
+// context is done (vl.err says which).
+func (vl *validator) spend(n int) bool {
+	if vl.err != nil {
+		return false
+	}
+	before := vl.steps
+	vl.steps += n
+	if vl.steps > vl.limit {
+		vl.err = &StepLimitError{Limit: vl.limit}
+		return false
+	}
+	if before>>10 != vl.steps>>10 {
+		if err := vl.ctx.Err(); err != nil {
+			vl.err = err
+			return false
+		}
+	}
+	return true
 }
 
 func (vl *validator) fail(field, format string, args ...any) {
@@ -181,15 +222,14 @@ func (vl *validator) value(x any, s *Schema, field string, depth int, pruning bo
 		return
 	}
 	if depth > MaxDepth {
+		if field == "" {
+			field = "(in a trial of anyOf, oneOf or not)"
+		}
 		vl.err = fmt.Errorf("%s: nested deeper than %d levels", field, MaxDepth)
 		return
 	}
-	vl.steps++
-	if vl.steps&1023 == 0 {
-		if err := vl.ctx.Err(); err != nil {
-			vl.err = err
-			return
-		}
+	if !vl.spend(1) {
+		return
 	}
 	if s == nil {
 		return
@@ -205,8 +245,11 @@ func (vl *validator) value(x any, s *Schema, field string, depth int, pruning bo
 	}
 	if len(s.enum) > 0 {
 		c := canonicalValue(x)
-		if !slices.ContainsFunc(s.enum, func(e string) bool { return e == c || numbersEqual(e, c) }) {
-			vl.fail(field, "unsupported value %s: must be one of %s", c, strings.Join(s.enum, ", "))
+		if !vl.spend(len(c) >> 6) {
+			return
+		}
+		if !s.enumIx.get(s.enum).has(c) {
+			vl.fail(field, "unsupported value %s: must be one of %s", short(c), listValues(s.enum))
 		}
 	}
 	switch x := x.(type) {
@@ -381,6 +424,9 @@ func (vl *validator) list(x []any, s *Schema, field string, depth int, pruning b
 		seen := map[string]bool{}
 		for _, e := range x {
 			c := canonicalValue(e)
+			if !vl.spend(1 + len(c)>>6) {
+				return
+			}
 			if seen[c] {
 				vl.fail(field, "has the duplicate item %s", short(c))
 				break
@@ -389,7 +435,10 @@ func (vl *validator) list(x []any, s *Schema, field string, depth int, pruning b
 		}
 	}
 	for i, e := range x {
-		at := field + "[" + strconv.Itoa(i) + "]"
+		at := ""
+		if vl.quiet == 0 { // trials report nothing: no path to build
+			at = field + "[" + strconv.Itoa(i) + "]"
+		}
 		switch {
 		case s.Items != nil:
 			vl.value(e, s.Items, at, depth+1, pruning && !s.preserve)
@@ -424,9 +473,16 @@ func (vl *validator) object(x map[string]any, s *Schema, field string, depth int
 		}
 	}
 	keep := pruning && !s.preserve
-	for _, name := range slices.Sorted(maps.Keys(x)) {
+	names := maps.Keys(x)
+	if vl.quiet == 0 { // what is reported is in name order; trials report nothing
+		names = slices.Values(slices.Sorted(names))
+	}
+	for name := range names {
 		val := x[name]
-		at := child(field, name)
+		at := ""
+		if vl.quiet == 0 {
+			at = child(field, name)
+		}
 		if ps, ok := s.Properties[name]; ok {
 			// the API server handles metadata itself: it prunes nothing there
 			vl.value(val, ps, at, depth+1, keep && !(depth == 0 && name == "metadata"))
@@ -466,12 +522,40 @@ func canonicalValue(x any) string {
 	return canonical(x)
 }
 
-// numbersEqual reports whether two canonical JSON texts are equal
-// numbers.
-func numbersEqual(a, b string) bool {
-	fa, err1 := strconv.ParseFloat(a, 64)
-	fb, err2 := strconv.ParseFloat(b, 64)
-	return err1 == nil && err2 == nil && fa == fb
+// enumIndex holds an enum's values as a set, built on first use: values
+// by canonical JSON, and numbers by value (1.0 is 1).
+type enumIndex struct {
+	once sync.Once
+	text map[string]bool
+	nums map[float64]bool
+}
+
+func (e *enumIndex) get(enum []string) *enumIndex {
+	e.once.Do(func() {
+		e.text = make(map[string]bool, len(enum))
+		for _, v := range enum {
+			e.text[v] = true
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				if e.nums == nil {
+					e.nums = map[float64]bool{}
+				}
+				e.nums[f] = true
+			}
+		}
+	})
+	return e
+}
+
+// has reports whether the canonical value c is one of the enum's.
+func (e *enumIndex) has(c string) bool {
+	if e.text[c] {
+		return true
+	}
+	if e.nums == nil {
+		return false
+	}
+	f, err := strconv.ParseFloat(c, 64)
+	return err == nil && e.nums[f]
 }
 
 // patternCache compiles a schema's pattern once; a pattern Go cannot

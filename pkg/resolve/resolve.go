@@ -66,6 +66,20 @@ type Request struct {
 // once: 0 conflicts); it bounds what a catalog crafted to be hard costs.
 const DefaultBudget = 10_000
 
+// NoBudget is the --solver-budget value that lifts the bound.
+const NoBudget = -1
+
+// CheckBudget checks a --solver-budget value: a positive number of
+// conflicts, or NoBudget. (Request.Budget also takes 0 for DefaultBudget
+// and any negative value for none, as a zero value should; a user who
+// writes 0 or -5 meant something else.)
+func CheckBudget(n int64) error {
+	if n > 0 || n == NoBudget {
+		return nil
+	}
+	return fmt.Errorf("%d is not a solver budget: give a positive number of conflicts, or %d for no limit", n, NoBudget)
+}
+
 // InputError is a request the resolver cannot take: an unknown catalog or
 // bundle, two installed bundles of one package. (An unsatisfiable request
 // is not an error: see Result.)

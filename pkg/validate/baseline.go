@@ -139,7 +139,8 @@ func ReadBaseline(r io.Reader) (*Baseline, error) {
 		if e.Code == "" {
 			return nil, fmt.Errorf("baseline finding %d has no code", i)
 		}
-		b.counts[e.key()]++
+		f.Findings[i].Code = canonicalCode(e.Code) // a former code
+		b.counts[f.Findings[i].key()]++
 	}
 	return b, nil
 }

@@ -18,6 +18,12 @@ import (
 // warning, an error under --strict).
 const CodeDependenciesUnresolvable = "dependencies-unresolvable"
 
+// CodeDependenciesUndecided is a channel head whose dependencies the
+// check could not decide: the solver gave up (--solver-budget), or the
+// CEL rules cost more than their limit. The head, and the heads after
+// it, were not checked (a warning, an error under --strict).
+const CodeDependenciesUndecided = "dependencies-undecided"
+
 // DependencyOptions turn on the dependency check: every channel head is
 // resolved as OLM classic would resolve a subscription to it, with the
 // catalog and the extra catalogs in With as the only sources.
@@ -28,7 +34,7 @@ type DependencyOptions struct {
 	// Budget bounds the solver's work over the whole check, in conflicts
 	// (see resolve.Request.Budget): 0 means resolve.DefaultBudget, a
 	// negative value no bound. Once spent, the heads left are not checked
-	// and a finding says so.
+	// and a dependencies-undecided finding says so.
 	Budget int64
 }
 
@@ -99,19 +105,24 @@ func CheckDependencies(ctx context.Context, cfg *declcfg.DeclarativeConfig, opts
 			Package: h.pkg, Channel: h.channels[0], StartingCSV: h.name, Catalog: ValidatedCatalog,
 		}}, Budget: left})
 		var be *resolve.BudgetError
-		if errors.As(err, &be) {
+		var ce *resolve.CelBudgetError
+		if errors.As(err, &be) || errors.As(err, &ce) {
 			p := pos[k]
-			msg := fmt.Sprintf("bundle %q, head of channel %s: %v", h.name, quoteList(h.channels), err)
+			msg := fmt.Sprintf("bundle %q, head of channel %s: not checked: %v", h.name, quoteList(h.channels), err)
 			if rest := len(keys) - i - 1; rest > 0 {
-				msg += fmt.Sprintf("; the dependencies of the %d channel heads after it were not checked", rest)
+				msg += fmt.Sprintf("; the dependencies of the %d channel heads after it were not checked either", rest)
+			}
+			help := "raise the budget with --solver-budget (10000 conflicts take seconds on such a problem), or simplify the dependencies"
+			if ce != nil {
+				help = "simplify the olm.constraint CEL rules, or the candidates they are evaluated against"
 			}
 			out = append(out, Finding{
 				Severity: SeverityWarning,
-				Code:     CodeDependenciesUnresolvable,
+				Code:     CodeDependenciesUndecided,
 				Message:  msg,
 				File:     p.File, Line: p.Line, Column: p.Column,
 				Package: h.pkg, Bundle: h.name,
-				Help: "raise the budget with --solver-budget (10000 conflicts take seconds on such a problem), or simplify the dependencies",
+				Help: help + "; undecided is not a pass: --strict fails on it",
 			})
 			return out, nil
 		}

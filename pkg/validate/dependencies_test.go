@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -103,4 +104,63 @@ func countCode(res *Result, code string) int {
 		}
 	}
 	return n
+}
+
+// pigeonCatalog is a catalog whose head "app" requires n+1 packages, each
+// needing an API that only n packages provide, one bundle each: a problem
+// the solver needs many conflicts to decide.
+func pigeonCatalog(n int) string {
+	var b strings.Builder
+	req := ""
+	for i := 0; i <= n; i++ {
+		req += fmt.Sprintf(`,{"type":"olm.package.required","value":{"packageName":"pigeon%d","versionRange":">=0.0.0"}}`, i)
+	}
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	pkg := func(p string) {
+		line(`{"schema":"olm.package","name":%q,"defaultChannel":"stable"}`, p)
+	}
+	pkg("app")
+	line(`{"schema":"olm.channel","package":"app","name":"stable","entries":[{"name":"app.v1.0.0"}]}`)
+	line(`{"schema":"olm.bundle","package":"app","name":"app.v1.0.0","image":"x/app","properties":[{"type":"olm.package","value":{"packageName":"app","version":"1.0.0"}}%s]}`, req)
+	for i := 0; i <= n; i++ {
+		p := fmt.Sprintf("pigeon%d", i)
+		pkg(p)
+		line(`{"schema":"olm.channel","package":%q,"name":"stable","entries":[{"name":"%s.v1.0.0"}]}`, p, p)
+		line(`{"schema":"olm.bundle","package":%q,"name":"%s.v1.0.0","image":"x/%s","properties":[{"type":"olm.package","value":{"packageName":%q,"version":"1.0.0"}},{"type":"olm.gvk.required","value":{"group":"example.com","version":"v1","kind":"Nest%d"}}]}`, p, p, p, p, i)
+	}
+	for h := 0; h < n; h++ {
+		p := fmt.Sprintf("hole%d", h)
+		pkg(p)
+		var entries []string
+		for i := 0; i <= n; i++ {
+			name := fmt.Sprintf("%s.v1.0.%d", p, i)
+			if i == 0 {
+				entries = append(entries, fmt.Sprintf(`{"name":%q}`, name))
+			} else {
+				entries = append(entries, fmt.Sprintf(`{"name":%q,"replaces":"%s.v1.0.%d"}`, name, p, i-1))
+			}
+			line(`{"schema":"olm.bundle","package":%q,"name":%q,"image":"x/%s","properties":[{"type":"olm.package","value":{"packageName":%q,"version":"1.0.%d"}},{"type":"olm.gvk","value":{"group":"example.com","version":"v1","kind":"Nest%d"}}]}`, p, name, name, p, i, i)
+		}
+		line(`{"schema":"olm.channel","package":%q,"name":"stable","entries":[%s]}`, p, strings.Join(entries, ","))
+	}
+	return b.String()
+}
+
+// A head the solver gives up on is undecided, not unresolvable: a
+// warning that says it was not checked, and fails under --strict.
+func TestCheckDependenciesUndecided(t *testing.T) {
+	cfg := load(t, pigeonCatalog(4))
+	fs, err := CheckDependencies(context.Background(), cfg, DependencyOptions{Budget: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].Code != CodeDependenciesUndecided || fs[0].Severity != SeverityWarning ||
+		!strings.HasPrefix(fs[0].Message, `bundle "app.v1.0.0", head of channel "stable": not checked: gave up after 1 solver conflicts`) ||
+		!strings.HasSuffix(fs[0].Help, "undecided is not a pass: --strict fails on it") {
+		t.Fatalf("findings = %+v", fs)
+	}
+	res, err := Validate(context.Background(), cfg, Options{Strict: true, Dependencies: &DependencyOptions{Budget: 1}})
+	if err != nil || res.Passed || countCode(res, CodeDependenciesUndecided) != 1 {
+		t.Fatalf("strict: passed %v, %v", res.Passed, err)
+	}
 }

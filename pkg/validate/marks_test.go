@@ -20,12 +20,13 @@ import (
 // internalCodes cannot come from a loaded catalog (the conversion never
 // builds such a model); pkg/model tests them on hand-built models.
 // custom-schema needs a schema directory: TestCustomSchemas.
+// dependencies-undecided needs a solver budget: TestCheckDependenciesUndecided.
 var internalCodes = map[string]bool{
 	model.CodePackageNameEmpty: true, model.CodePackageChannelKey: true,
 	model.CodePackageChannelLink: true, model.CodePackageDefaultNotFound: true, model.CodeChannelNameEmpty: true,
 	model.CodeChannelNoPackage: true, model.CodeChannelBundleKey: true, model.CodeChannelBundleLink: true,
 	model.CodeBundleNameEmpty: true, model.CodeBundleChannelUnset: true, model.CodeBundlePackageUnset: true,
-	model.CodeBundlePackageChannel: true, CodeCustomSchema: true,
+	model.CodeBundlePackageChannel: true, CodeCustomSchema: true, CodeDependenciesUndecided: true,
 }
 
 // mark is where a marker line of a test catalog says a finding must be.

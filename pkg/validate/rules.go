@@ -87,6 +87,7 @@ var Rules = []Rule{
 	{CodeConstraintKindMissing, false, "An olm.constraint has none of gvk, package, cel, all, any or not."},
 	{CodeMaxOpenShiftInvalid, false, "A bundle's olm.maxOpenShiftVersion is not a <major>.<minor> version, or is given more than once."},
 	{CodeDependenciesUnresolvable, false, "A channel head's dependencies cannot be resolved from the catalog and the --with catalogs (--check-dependencies)."},
+	{CodeDependenciesUndecided, false, "The dependency check could not decide a channel head (the solver budget, or the CEL cost limit, was spent): it and the heads after it were not checked (--check-dependencies)."},
 }
 
 // RuleByCode returns the rule of a code.

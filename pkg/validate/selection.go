@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -33,16 +34,64 @@ func Ignorable(code string) bool {
 	return ok && (!r.Upstream || code == CodeCustomSchema)
 }
 
-// CheckRules reports the first code of codes that is not a rule code, as
-// an *OptionError naming the option (e.g. "--ignore").
+// ruleAliases maps former rule codes to the codes that replaced them:
+// they are still accepted wherever users name rules (options,
+// configuration files, baselines).
+var ruleAliases = map[string]string{}
+
+// canonicalCode returns the code a rule code (or a former one) names now.
+func canonicalCode(code string) string {
+	if to, ok := ruleAliases[code]; ok {
+		return to
+	}
+	return code
+}
+
+// isGlob reports whether a rule option is a glob (path.Match's syntax:
+// *, ?, [...]), such as crd-*.
+func isGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// ruleCodes returns every rule code, in documentation order.
+func ruleCodes() []string {
+	all := make([]string, len(Rules))
+	for i, r := range Rules {
+		all[i] = r.Code
+	}
+	return all
+}
+
+// matchRules returns the codes the glob matches (an error for a
+// malformed glob).
+func matchRules(glob string) ([]string, error) {
+	if _, err := path.Match(glob, ""); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range Rules {
+		if ok, _ := path.Match(glob, r.Code); ok {
+			out = append(out, r.Code)
+		}
+	}
+	return out, nil
+}
+
+// CheckRules reports the first element of codes that is neither a rule
+// code (or a former one) nor a glob matching some rule, as an
+// *OptionError naming the option (e.g. "--ignore").
 func CheckRules(option string, codes []string) error {
 	for _, c := range codes {
-		if _, ok := RuleByCode(c); !ok {
-			all := make([]string, len(Rules))
-			for i, r := range Rules {
-				all[i] = r.Code
+		if isGlob(c) {
+			m, err := matchRules(c)
+			switch {
+			case err != nil:
+				return &OptionError{Msg: fmt.Sprintf("%s: %q: %v", option, c, err)}
+			case len(m) == 0:
+				return &OptionError{Msg: fmt.Sprintf("%s: %q matches no rule; docs/validate.md lists the rules", option, c)}
 			}
-			e := suggest.Unknown("rule", c, "", all)
+			continue
+		}
+		if _, ok := RuleByCode(canonicalCode(c)); !ok {
+			e := suggest.Unknown("rule", c, "", ruleCodes())
 			e.Hint = "docs/validate.md lists the rules"
 			return &OptionError{Msg: option + ": " + e.Error()}
 		}
@@ -58,25 +107,80 @@ type selection struct {
 	baseline  *Baseline
 }
 
+// ruleSet is the codes a rule option names: exactly (codes, former codes)
+// and through globs, each code with the glob that matched it.
+type ruleSet struct {
+	exact map[string]bool
+	glob  map[string]string
+}
+
+func newRuleSet(option string, codes []string) (ruleSet, error) {
+	rs := ruleSet{exact: map[string]bool{}, glob: map[string]string{}}
+	if err := CheckRules(option, codes); err != nil {
+		return rs, err
+	}
+	for _, c := range codes {
+		if !isGlob(c) {
+			rs.exact[canonicalCode(c)] = true
+			continue
+		}
+		m, _ := matchRules(c)
+		for _, code := range m {
+			if _, ok := rs.glob[code]; !ok {
+				rs.glob[code] = c
+			}
+		}
+	}
+	return rs, nil
+}
+
+// newSelection resolves the rule options. A code named exactly wins over
+// a glob of the other option (--ignore 'crd-*' --warn-as-error
+// crd-field-removed ignores every CRD rule but that one); a glob of
+// --ignore takes the rules it matches that may be ignored, and must match
+// one.
 func newSelection(opts Options) (*selection, error) {
 	s := &selection{strictAll: opts.Strict, strict: map[string]bool{}, ignore: map[string]bool{}, baseline: opts.Baseline}
-	if err := CheckRules("strict", opts.StrictRules); err != nil {
+	strict, err := newRuleSet("strict", opts.StrictRules)
+	if err != nil {
 		return nil, err
 	}
-	if err := CheckRules("ignore", opts.Ignore); err != nil {
+	ignore, err := newRuleSet("ignore", opts.Ignore)
+	if err != nil {
 		return nil, err
 	}
-	for _, c := range opts.StrictRules {
-		s.strict[c] = true
-	}
-	for _, c := range opts.Ignore {
+	for c := range ignore.exact {
 		if !Ignorable(c) {
 			return nil, &OptionError{Msg: fmt.Sprintf("ignore: rule %q cannot be ignored: upstream opm rejects catalogs that break it", c)}
 		}
-		if s.strict[c] {
+		if strict.exact[c] {
 			return nil, &OptionError{Msg: fmt.Sprintf("rule %q is both ignored and made an error", c)}
 		}
 		s.ignore[c] = true
+	}
+	globs := map[string]bool{}
+	for c, g := range ignore.glob {
+		globs[g] = globs[g] || Ignorable(c)
+		if !Ignorable(c) || strict.exact[c] || ignore.exact[c] {
+			continue
+		}
+		if sg, ok := strict.glob[c]; ok {
+			return nil, &OptionError{Msg: fmt.Sprintf("rule %q is both ignored (%s) and made an error (%s)", c, g, sg)}
+		}
+		s.ignore[c] = true
+	}
+	for g, ok := range globs {
+		if !ok {
+			return nil, &OptionError{Msg: fmt.Sprintf("ignore: %q matches only rules that cannot be ignored: upstream opm rejects catalogs that break them", g)}
+		}
+	}
+	for c := range strict.exact {
+		s.strict[c] = true
+	}
+	for c := range strict.glob {
+		if !ignore.exact[c] {
+			s.strict[c] = true
+		}
 	}
 	return s, nil
 }

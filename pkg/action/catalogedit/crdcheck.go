@@ -117,7 +117,7 @@ func (k *crdCheck) newUnsafeEdges(ctx context.Context, before, after *declcfg.De
 			if !touched[b.Package] || bundles[b.Package+"\x00"+b.Name] != nil {
 				continue
 			}
-			if cb, ok, err := crd.FromDeclcfg(b, cache); err == nil && ok {
+			if cb, ok, err := crd.FromDeclcfg(ctx, b, cache); err == nil && ok {
 				bundles[b.Package+"\x00"+b.Name] = cb
 			}
 		}

@@ -132,7 +132,7 @@ func AddBundle(ctx context.Context, opts AddBundleOptions) (*Result, error) {
 			return nil, noImageError(opts.Ref, &cfg.Bundles[0])
 		}
 		// its CRDs, before a migration to olm.csv.metadata drops them
-		if b, ok, err := crd.FromDeclcfg(&cfg.Bundles[0], nil); err == nil && ok {
+		if b, ok, err := crd.FromDeclcfg(ctx, &cfg.Bundles[0], nil); err == nil && ok {
 			crds.extra = map[string]*crd.Bundle{cfg.Bundles[0].Name: b}
 		}
 		level := opts.MigrateLevel

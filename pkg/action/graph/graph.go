@@ -513,7 +513,7 @@ func checkSteps(ctx context.Context, cfg *declcfg.DeclarativeConfig, pkg string,
 		if b.Package != pkg {
 			continue
 		}
-		if cb, ok, err := crd.FromDeclcfg(b, cache); err == nil && ok {
+		if cb, ok, err := crd.FromDeclcfg(ctx, b, cache); err == nil && ok {
 			k.Bundles[b.Name] = cb
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	actionbv "github.com/opmkit/opm/pkg/action/bundlevalidate"
 	serveaction "github.com/opmkit/opm/pkg/action/serve"
 	"github.com/opmkit/opm/pkg/bundlevalidate"
+	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/crd/crdsource"
 	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/olmv1"
@@ -61,6 +62,9 @@ type Options struct {
 	WriteBaseline string
 	// NoConfig skips the catalog directory's validate.ConfigFile.
 	NoConfig bool
+	// OLM aims the CRD upgrade checks at one OLM (crd.ParseOLM; 0:
+	// both).
+	OLM crd.Refusal
 	// CheckCRDUpgrades checks the CRDs of every upgrade edge (pkg/crd)
 	// of the bundles that carry olm.bundle.object properties.
 	CheckCRDUpgrades bool
@@ -194,7 +198,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		vopts.Bundles.Validate.Inspect = actionbv.Inspector(session)
 	}
 	if opts.CheckCRDUpgrades || opts.PullBundles || opts.Target == TargetOLMv1 {
-		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{}
+		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{OLM: opts.OLM}
 		if opts.PullBundles {
 			p := &crdsource.Puller{Registry: opts.Registry, Progress: opts.Registry.Progress}
 			vopts.CRDUpgrades.Pull = p.Bundles

@@ -38,7 +38,7 @@ func Load(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bun
 		}
 		return crd.FromBundleDir(ctx, ref)
 	case err == nil:
-		return loadFile(ref)
+		return loadFile(ctx, ref)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func Load(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.Bun
 }
 
 // loadFile reads a manifest file of CRDs.
-func loadFile(path string) (*crd.Bundle, error) {
+func loadFile(ctx context.Context, path string) (*crd.Bundle, error) {
 	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func loadFile(path string) (*crd.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := crd.NewBundle(path, docs, nil)
+	b, err := crd.NewBundle(ctx, path, docs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -80,14 +80,14 @@ func pullOne(ctx context.Context, ref string, reg render.RegistryOptions) (*crd.
 	if err != nil {
 		return nil, err
 	}
-	return fromRendered(ref, cfg)
+	return fromRendered(ctx, ref, cfg)
 }
 
-func fromRendered(ref string, cfg *declcfg.DeclarativeConfig) (*crd.Bundle, error) {
+func fromRendered(ctx context.Context, ref string, cfg *declcfg.DeclarativeConfig) (*crd.Bundle, error) {
 	if len(cfg.Bundles) != 1 {
 		return nil, fmt.Errorf("%s: expected one bundle, got %d", ref, len(cfg.Bundles))
 	}
-	b, ok, err := crd.FromDeclcfg(&cfg.Bundles[0], nil)
+	b, ok, err := crd.FromDeclcfg(ctx, &cfg.Bundles[0], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (p *Puller) Bundles(ctx context.Context, pkg string, bundles []*declcfg.Bun
 		b, done := read[rb]
 		if !done {
 			var ok bool
-			b, ok, err = crd.FromDeclcfg(rb, nil)
+			b, ok, err = crd.FromDeclcfg(ctx, rb, nil)
 			if err == nil && !ok {
 				err = fmt.Errorf("%s: the bundle has no manifests", rb.Image)
 			}

@@ -57,6 +57,9 @@ properties) or a catalog that cannot be loaded or lacks an installed bundle,
 			if err := cmdutil.CheckOutput(output, "text", "json"); err != nil {
 				return err
 			}
+			if err := resolve.CheckBudget(opts.SolverBudget); err != nil {
+				return cmdutil.FlagErrorf("--solver-budget: %v", err)
+			}
 			reg, err := g.Registry(ios)
 			if err != nil {
 				return err
@@ -84,7 +87,7 @@ properties) or a catalog that cannot be loaded or lacks an installed bundle,
 	f.StringArrayVar(&opts.Catalogs, "catalog", nil, "catalog as NAME=DIR|IMAGE[:PRIORITY] (repeatable)")
 	f.StringArrayVar(&opts.Installed, "installed", nil, "installed bundle as CATALOG/BUNDLE (repeatable)")
 	f.StringArrayVar(&opts.Subscribe, "subscribe", nil, "subscription as PACKAGE[:CHANNEL][@STARTINGCSV] (repeatable)")
-	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts spent before giving up (-1: no limit)")
+	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts spent before giving up (a positive number, or -1 for no limit)")
 	f.StringVarP(&output, "output", "o", "text", "output format (text|json)")
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/internal/buildinfo"
 	"github.com/opmkit/opm/pkg/action/validate"
+	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/resolve"
 	pkgvalidate "github.com/opmkit/opm/pkg/validate"
 )
@@ -22,6 +23,7 @@ func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 		opts    validate.Options
 		output  string
 		verbose bool
+		olm     string
 	)
 	cmd := &cobra.Command{
 		Use:   "validate <directory|file|-|image>",
@@ -75,6 +77,14 @@ read, 2 usage. See docs/validate.md for every rule code.`,
 					return err
 				}
 			}
+			if err := resolve.CheckBudget(opts.SolverBudget); err != nil {
+				return cmdutil.FlagErrorf("--solver-budget: %v", err)
+			}
+			var err error
+			if opts.OLM, err = crd.ParseOLM(olm); err != nil {
+				return cmdutil.FlagErrorf("--olm: %v", err)
+			}
+			opts.CheckCRDUpgrades = opts.CheckCRDUpgrades || cmd.Flags().Changed("olm")
 			reg, err := g.Registry(ios)
 			if err != nil {
 				return err
@@ -98,15 +108,15 @@ read, 2 usage. See docs/validate.md for every rule code.`,
 	f.StringVarP(&output, "output", "o", "", "output format (text|json|yaml|github|sarif; default text)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text output: list every warning (default: one line per rule)")
 	f.BoolVar(&opts.Strict, "strict", false, "treat warnings as errors")
-	f.StringSliceVar(&opts.WarnAsError, "warn-as-error", nil, "treat the warnings of these rules as errors (RULE[,RULE]; repeatable)")
-	f.StringSliceVar(&opts.Ignore, "ignore", nil, "do not report these rules (RULE[,RULE]; repeatable; not rules upstream enforces)")
+	f.StringSliceVar(&opts.WarnAsError, "warn-as-error", nil, "treat the warnings of these rules as errors (RULE or glob such as 'crd-*'[,...]; repeatable)")
+	f.StringSliceVar(&opts.Ignore, "ignore", nil, "do not report these rules (RULE or glob[,...]; repeatable; not rules upstream enforces)")
 	f.StringVar(&opts.Baseline, "baseline", "", "report only findings not recorded in this baseline file")
 	f.StringVar(&opts.WriteBaseline, "write-baseline", "", "record today's findings in this file (then accept them)")
 	f.BoolVar(&opts.NoConfig, "no-config", false, "do not read the catalog directory's "+pkgvalidate.ConfigFile)
 	f.StringVar(&opts.SchemaDir, "schema-dir", "", "directory of extra CUE schemas (*.cue) for your own blob schemas")
 	f.BoolVar(&opts.CheckDependencies, "check-dependencies", false, "resolve every channel head's dependencies as OLM classic does (a warning; an error under --strict)")
 	f.StringArrayVar(&opts.With, "with", nil, "extra catalog dependencies may come from, for --check-dependencies (repeatable; implies it)")
-	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts --check-dependencies spends before it gives up (-1: no limit)")
+	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts --check-dependencies spends before it gives up (a positive number, or -1 for no limit)")
 	f.BoolVar(&opts.CheckCRDUpgrades, "check-crd-upgrades", false, "check the CRDs of every upgrade edge as OLM v1 and OLM classic do (warnings; errors under --strict)")
 	f.BoolVar(&opts.PullBundles, "pull-bundles", false, "pull the images of bundles without olm.bundle.object properties to read their CRDs (implies --check-crd-upgrades) and, with --target olm-v1 or --check-bundles, their manifests")
 	f.BoolVar(&opts.CheckBundles, "check-bundles", false, "validate every bundle as 'opm bundle validate' does (operator-sdk's default validators): those with olm.bundle.object properties, and with --pull-bundles the others' images")
@@ -118,6 +128,7 @@ read, 2 usage. See docs/validate.md for every rule code.`,
 	f.StringVar(&opts.OCPVersion, "ocp-version", "", "the OpenShift version the catalog is built for, 4.x (turns on the release gate's rules about it)")
 	f.StringVar(&opts.CheckCache, "check-cache", "", "check that the serve caches hold what the catalog does, by building them again: an image's (the directory its command serves from, or --check-cache=PATH in it), or a catalog directory's (--check-cache=CACHE_DIR)")
 	f.Lookup("check-cache").NoOptDefVal = validate.CheckCacheImage
+	f.StringVar(&olm, "olm", "both", "aim --check-crd-upgrades at one OLM (classic|v1|both): changes only the other refuses are not reported (implies --check-crd-upgrades)")
 	return cmd
 }
 
