@@ -93,6 +93,7 @@ $(STATICCHECK):
 bench: build ## generated large catalogs: time, MB/s and peak RSS; plus Go benchmarks
 	bash hack/bench.sh
 	bash hack/bench-serve.sh
+	bash hack/bench-bundles.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/declcfg/
 
 fuzz: ## run every fuzz target of the module (found by hack/fuzz.sh) for FUZZTIME each

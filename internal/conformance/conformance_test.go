@@ -279,6 +279,10 @@ func check(t *testing.T, r runSpec) string {
 		if d := compareValidateJSON(stdout.Bytes(), wantOut); d != "" {
 			return d
 		}
+	} else if isAlpha1(args) {
+		if d := compareAlpha1(stdout.Bytes(), wantOut); d != "" {
+			return d
+		}
 	} else if !bytes.Equal(stdout.Bytes(), wantOut) {
 		return fmt.Sprintf("stdout differs (%d bytes, want %d) at %s", stdout.Len(), len(wantOut), firstDiff(stdout.Bytes(), wantOut))
 	}
@@ -389,4 +393,90 @@ func compareValidateJSON(got, want []byte) string {
 		return fmt.Sprintf("message lines differ:\ngot:  %q\nwant: %q", gl, wl)
 	}
 	return ""
+}
+
+func isAlpha1(args []string) bool {
+	for i, a := range args {
+		if a == "-o=json-alpha1" || a == "--output=json-alpha1" || ((a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json-alpha1") {
+			return true
+		}
+	}
+	return false
+}
+
+type alpha1Result struct {
+	Passed  *bool `json:"passed"`
+	Outputs []struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"outputs"`
+}
+
+var (
+	alpha1Pointer    = regexp.MustCompile(`Value 0x[0-9a-f]+:`)
+	alpha1APIsSplit  = regexp.MustCompile(`\]\),`)
+	alpha1ErrorSplit = regexp.MustCompile(`,([A-Z])`)
+)
+
+// normAlpha1 normalises an -o json-alpha1 message as the suite's README
+// says: runs of whitespace as one space, a pointer's address as any, and
+// the lists operator-sdk prints in map order (the APIs of a "Migrate the
+// API(s) for" message, the errors of "Bundle validation errors:") as sets.
+func normAlpha1(m string) string {
+	m = alpha1Pointer.ReplaceAllString(strings.Join(strings.Fields(m), " "), "Value 0x:")
+	if head, tail, ok := strings.Cut(m, "Migrate the API(s) for "); ok {
+		var parts []string
+		for _, p := range alpha1APIsSplit.Split(tail, -1) {
+			if p = strings.TrimSuffix(p, ","); p != "" {
+				parts = append(parts, strings.TrimSuffix(p, "])"))
+			}
+		}
+		slices.Sort(parts)
+		m = head + "Migrate the API(s) for " + strings.Join(parts, ",")
+	}
+	if head, tail, ok := strings.Cut(m, "Bundle validation errors: "); ok {
+		parts := strings.Split(alpha1ErrorSplit.ReplaceAllString(tail, "\x00$1"), "\x00")
+		slices.Sort(parts)
+		m = head + "Bundle validation errors: " + strings.Join(parts, ",")
+	}
+	return m
+}
+
+// compareAlpha1 compares -o json-alpha1 outputs (operator-sdk's bundle
+// validate result) as the suite's README says: the same passed, and the
+// same (type, message) pairs counted with repeats, in any order, messages
+// normalised (normAlpha1).
+func compareAlpha1(got, want []byte) string {
+	var g, w alpha1Result
+	if err := json.Unmarshal(got, &g); err != nil {
+		return fmt.Sprintf("stdout is not a json-alpha1 result: %v", err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		return fmt.Sprintf("expected stdout is not a json-alpha1 result: %v", err)
+	}
+	if g.Passed == nil || w.Passed == nil || *g.Passed != *w.Passed {
+		return fmt.Sprintf("passed differs: got %v, want %v", g.Passed, w.Passed)
+	}
+	pairs := func(r alpha1Result) []string {
+		var out []string
+		for _, o := range r.Outputs {
+			out = append(out, o.Type+": "+normAlpha1(o.Message))
+		}
+		slices.Sort(out)
+		return out
+	}
+	gp, wp := pairs(g), pairs(w)
+	var missing, extra []string
+	for _, x := range wp {
+		if i := slices.Index(gp, x); i >= 0 {
+			gp = slices.Delete(gp, i, i+1)
+		} else {
+			missing = append(missing, x)
+		}
+	}
+	extra = gp
+	if len(missing) == 0 && len(extra) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("outputs differ:\nmissing: %q\nextra:   %q", missing, extra)
 }

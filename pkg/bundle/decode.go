@@ -82,12 +82,18 @@ func decodeTyped(data []byte, v any) error {
 // apimachinery's rules: integers that fit become int64, everything else
 // float64.
 func decodeObject(data []byte) (map[string]any, []byte, error) {
+	return decodeObjectJSON(data, true)
+}
+
+// decodeObjectJSON is decodeObject; without wantJSON, the JSON of a YAML
+// document is not computed (nil).
+func decodeObjectJSON(data []byte, wantJSON bool) (map[string]any, []byte, error) {
 	if !looksLikeJSON(data) {
 		doc, err := firstYAMLDocument(data)
 		if err != nil {
 			return nil, nil, err
 		}
-		m, js, err := decodeYAMLObject(doc)
+		m, js, err := decodeYAMLObject(doc, wantJSON)
 		if err != errSlowPath {
 			return m, js, err
 		}
@@ -243,14 +249,17 @@ var errSlowPath = errors.New("use the slow path")
 // values, keys stringified as sigs.k8s.io/yaml does, integers as int64,
 // floats that encode as integers as int64), skipping the JSON round trip.
 // It returns errSlowPath for values it does not know.
-func decodeYAMLObject(doc []byte) (map[string]any, []byte, error) {
-	var y any
-	if err := yamlv2.Unmarshal(doc, &y); err != nil {
-		return nil, nil, fmt.Errorf("error converting YAML to JSON: %w", err)
-	}
-	v, err := convertYAML(y, 0)
-	if err != nil {
-		return nil, nil, err
+func decodeYAMLObject(doc []byte, wantJSON bool) (map[string]any, []byte, error) {
+	v, ok := fastYAML(doc)
+	if !ok {
+		var y any
+		if err := yamlv2.Unmarshal(doc, &y); err != nil {
+			return nil, nil, fmt.Errorf("error converting YAML to JSON: %w", err)
+		}
+		var err error
+		if v, err = convertYAML(y, 0); err != nil {
+			return nil, nil, err
+		}
 	}
 	if v == nil {
 		return nil, nil, nil
@@ -261,6 +270,9 @@ func decodeYAMLObject(doc []byte) (map[string]any, []byte, error) {
 	}
 	if kind, _ := m["kind"].(string); kind == "" {
 		return nil, nil, errSlowPath
+	}
+	if !wantJSON {
+		return m, nil, nil
 	}
 	js, err := json.Marshal(m)
 	if err != nil {

@@ -58,6 +58,17 @@ type Manifests struct {
 // root): a refusal or a cancelled ctx is the error, where a file that
 // merely does not read or decode is recorded in its ManifestFile.
 func ReadManifests(ctx context.Context, fsys fs.FS) (*Manifests, error) {
+	return readManifests(ctx, fsys, true)
+}
+
+// ReadManifestObjects is ReadManifests without the JSON encodings of YAML
+// files (their ManifestFile.JSON is nil): a third less work, for readers
+// of the objects only.
+func ReadManifestObjects(ctx context.Context, fsys fs.FS) (*Manifests, error) {
+	return readManifests(ctx, fsys, false)
+}
+
+func readManifests(ctx context.Context, fsys fs.FS, wantJSON bool) (*Manifests, error) {
 	sfs, ok := fsys.(*safefs.FS)
 	if !ok {
 		sfs = safefs.New(ctx, fsys)
@@ -89,7 +100,7 @@ func ReadManifests(ctx context.Context, fsys fs.FS) (*Manifests, error) {
 				return nil
 			}
 			f.Data = data
-			f.Object, f.JSON, f.Err = decodeObject(data)
+			f.Object, f.JSON, f.Err = decodeObjectJSON(data, wantJSON)
 			return nil
 		})
 	}

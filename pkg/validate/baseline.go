@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
+
+	"github.com/opmkit/opm/internal/fsutil"
 )
 
 // Baselines.
@@ -140,4 +143,31 @@ func ReadBaseline(r io.Reader) (*Baseline, error) {
 		b.counts[f.Findings[i].key()]++
 	}
 	return b, nil
+}
+
+// ReadBaselineFile reads the baseline file path.
+func ReadBaselineFile(path string) (*Baseline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline: %w", err)
+	}
+	defer f.Close()
+	b, err := ReadBaseline(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// WriteFile writes b to path atomically: a temporary file beside it,
+// renamed over it.
+func (b *Baseline) WriteFile(path string) error {
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		return err
+	}
+	if err := fsutil.ReplaceFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/opmkit/opm/pkg/bundlevalidate"
 	"github.com/opmkit/opm/pkg/model"
 )
 
@@ -128,9 +129,13 @@ func TestRules(t *testing.T) {
 		// the CRD upgrade and OLM v1 rules need bundle manifests: pkg/crd's
 		// and pkg/olmv1's tests and cmd/opm's crd_*.txtar and olmv1_*.txtar
 		// scripts cover them; the serve cache rules need caches:
-		// pkg/action/serve's tests and validate_check_cache.txtar
+		// pkg/action/serve's tests and validate_check_cache.txtar; the
+		// bundle validators' (--check-bundles) need bundles:
+		// pkg/bundlevalidate's conformance runs, cmd/opm's
+		// bundle_validate_*.txtar and validate_check_bundles*.txtar
 		if !covered[r.Code] && !internalCodes[r.Code] && !strings.HasPrefix(r.Code, CRDCodePrefix) && !strings.HasPrefix(r.Code, "olmv1-") &&
-			r.Code != CodeServeCacheMismatch && r.Code != CodeServeCacheNotChecked && !gateCodesElsewhere[r.Code] {
+			r.Code != CodeServeCacheMismatch && r.Code != CodeServeCacheNotChecked && !gateCodesElsewhere[r.Code] &&
+			!isBundleRule(r.Code) {
 			t.Errorf("rule %s has no test case in testdata/rules", r.Code)
 		}
 	}
@@ -162,6 +167,19 @@ func checkMarks(t *testing.T, res *Result, file string, marks []mark) {
 // findings have no position in a catalog file (catalog-empty, the
 // directory rules, release-not-checked); gate_test.go and the gate_*.txtar
 // scripts cover them.
+// isBundleRule reports a rule of the bundle validation (--check-bundles).
+func isBundleRule(code string) bool {
+	if code == CodeBundleUnchecked {
+		return true
+	}
+	for _, r := range bundlevalidate.Rules {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
 var gateCodesElsewhere = map[string]bool{CodeCatalogEmpty: true, CodeDirectoryEmpty: true, CodePackageDirMissing: true, CodeGateNotChecked: true}
 
 // policyCaseFile is the file of a rule case that holds the policy turning

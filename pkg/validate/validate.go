@@ -50,6 +50,9 @@ type Options struct {
 	// CRDUpgrades, when set, checks the CRDs of every upgrade edge
 	// (crdupgrade.go).
 	CRDUpgrades *CRDUpgradeOptions
+	// Bundles, when set, validates every bundle as `opm bundle validate`
+	// does (bundles.go).
+	Bundles *BundleOptions
 	// OLMv1, when set, checks what OLM v1 installs and upgrades
 	// (olmv1.go); Result.OLMv1 counts it.
 	OLMv1 *OLMv1Options
@@ -160,6 +163,15 @@ func validateSource(ctx context.Context, src catalogSource, opts Options) (*Resu
 				results[i] = checkGroup(g, sc)
 				if opts.CRDUpgrades != nil {
 					fs, err := g.crdUpgradeChecks(ctx, opts.CRDUpgrades)
+					if err != nil {
+						errs[w] = err
+						next.Store(int64(len(names)))
+						return
+					}
+					results[i].other = append(results[i].other, fs...)
+				}
+				if opts.Bundles != nil {
+					fs, err := g.bundleChecks(ctx, opts.Bundles)
 					if err != nil {
 						errs[w] = err
 						next.Store(int64(len(names)))

@@ -19,7 +19,6 @@ import (
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/validate"
 
-	"github.com/opmkit/opm/internal/fsutil"
 	"github.com/opmkit/opm/internal/safefs"
 )
 
@@ -166,33 +165,6 @@ func readConfig(ref string) (*validate.Config, *validate.Baseline, error) {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(root.Name(), filepath.FromSlash(cfg.Baseline)), err)
 	}
 	return cfg, b, nil
-}
-
-// readBaseline reads the baseline file path.
-func readBaseline(path string) (*validate.Baseline, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read baseline: %w", err)
-	}
-	defer f.Close()
-	b, err := validate.ReadBaseline(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
-}
-
-// writeBaseline writes b to path atomically: a temporary file beside it,
-// renamed over it.
-func writeBaseline(path string, b *validate.Baseline) error {
-	var buf bytes.Buffer
-	if err := b.Write(&buf); err != nil {
-		return err
-	}
-	if err := fsutil.ReplaceFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write baseline: %w", err)
-	}
-	return nil
 }
 
 // configNotIgnored adds help to a load error about the configuration

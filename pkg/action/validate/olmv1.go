@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/opmkit/opm/pkg/bundle/manifest"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/render"
@@ -37,6 +38,27 @@ func (p *manifestPuller) bundles(ctx context.Context, pkg string, bundles []*dec
 	}
 	if pulled > 0 && p.progress != nil {
 		fmt.Fprintf(p.progress, "package %s: pulled %d bundle images for their manifests\n", pkg, pulled)
+	}
+	return out, nil
+}
+
+// manifestBundles returns bundles, by bundle name, loaded from their
+// images for the bundle validators (--check-bundles --pull-bundles).
+func (p *manifestPuller) manifestBundles(ctx context.Context, pkg string, bundles []*declcfg.Bundle) (map[string]*manifest.Bundle, error) {
+	rendered, pulled, err := render.BundleImages(ctx, pkg, bundles, p.reg)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*manifest.Bundle{}
+	for n, rb := range rendered {
+		b, err := manifest.FromDeclcfg(rb)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", n, err)
+		}
+		out[n] = b
+	}
+	if pulled > 0 && p.progress != nil {
+		fmt.Fprintf(p.progress, "package %s: pulled %d bundle images to validate them\n", pkg, pulled)
 	}
 	return out, nil
 }

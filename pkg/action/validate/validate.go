@@ -10,9 +10,12 @@ import (
 	"io"
 	"os"
 
+	actionbv "github.com/opmkit/opm/pkg/action/bundlevalidate"
 	serveaction "github.com/opmkit/opm/pkg/action/serve"
+	"github.com/opmkit/opm/pkg/bundlevalidate"
 	"github.com/opmkit/opm/pkg/crd"
 	"github.com/opmkit/opm/pkg/crd/crdsource"
+	"github.com/opmkit/opm/pkg/image"
 	"github.com/opmkit/opm/pkg/olmv1"
 	"github.com/opmkit/opm/pkg/render"
 	"github.com/opmkit/opm/pkg/resolve"
@@ -69,6 +72,17 @@ type Options struct {
 	// with olm.csv.metadata) to read their CRDs; it implies
 	// CheckCRDUpgrades.
 	PullBundles bool
+	// CheckBundles validates every bundle as `opm bundle validate` does
+	// (pkg/bundlevalidate's default validators, and the optional ones
+	// BundleSelector selects): those carrying olm.bundle.object
+	// properties, and with PullBundles the others from their images.
+	CheckBundles bool
+	// BundleSelector selects optional bundle validators, in operator-sdk's
+	// --select-optional form (suite=operatorframework, name=multiarch).
+	BundleSelector string
+	// BundleValues are the validators' values, operator-sdk's
+	// --optional-values (k8s-version=1.xx).
+	BundleValues map[string]string
 	// Policy is a release policy: a preset (konflux, community) or a
 	// file; it replaces the one the catalog's configuration names.
 	Policy string
@@ -112,7 +126,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	vopts := validate.Options{}
 	var baseline *validate.Baseline
 	if opts.Baseline != "" {
-		b, err := readBaseline(opts.Baseline)
+		b, err := validate.ReadBaselineFile(opts.Baseline)
 		if err != nil {
 			return nil, err
 		}
@@ -175,6 +189,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	default:
 		return nil, &validate.OptionError{Msg: fmt.Sprintf("--target %q: the only target is %s", opts.Target, TargetOLMv1)}
 	}
+	if vopts.Bundles, err = bundleOptions(opts); err != nil {
+		return nil, err
+	}
+	if vopts.Bundles != nil && vopts.Bundles.Validate.Selector.Selects("multiarch") {
+		session := image.NewSession(opts.Registry.ImageOptions()...)
+		defer session.Close()
+		vopts.Bundles.Validate.Inspect = actionbv.Inspector(session)
+	}
 	if opts.CheckCRDUpgrades || opts.PullBundles || opts.Target == TargetOLMv1 {
 		vopts.CRDUpgrades = &validate.CRDUpgradeOptions{OLM: opts.OLM}
 		if opts.PullBundles {
@@ -194,7 +216,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	out.Result = res
 	if opts.WriteBaseline != "" {
 		b := res.Baseline()
-		if err := writeBaseline(opts.WriteBaseline, b); err != nil {
+		if err := b.WriteFile(opts.WriteBaseline); err != nil {
 			return nil, err
 		}
 		out.Written = b.Len()
@@ -290,4 +312,32 @@ func checkCache(ctx context.Context, opts Options) ([]validate.Finding, error) {
 			Help: "a serve cache must be built from the catalog it is shipped with, or the server answers with another catalog than the one reviewers see: build the image again from its catalog (opm build catalog), or the cache (opm serve CATALOG --cache-dir DIR --cache-only)"})
 	}
 	return out, nil
+}
+
+// bundleOptions turns --check-bundles and its flags into the bundle
+// validation options (nil without --check-bundles).
+func bundleOptions(opts Options) (*validate.BundleOptions, error) {
+	if !opts.CheckBundles {
+		if opts.BundleSelector != "" || len(opts.BundleValues) > 0 {
+			return nil, &validate.OptionError{Msg: "--bundle-select-optional and --bundle-optional-values: only with --check-bundles"}
+		}
+		return nil, nil
+	}
+	sel, err := bundlevalidate.ParseSelector(opts.BundleSelector)
+	if err == nil {
+		err = sel.CheckMatches()
+	}
+	if err != nil {
+		return nil, &validate.OptionError{Msg: "--bundle-select-optional: " + err.Error()}
+	}
+	values := map[string]string{}
+	for k, v := range opts.BundleValues {
+		values[k] = v
+	}
+	bo := &validate.BundleOptions{Validate: bundlevalidate.Options{Selector: sel, Values: values, CategoriesFile: os.Getenv("OPERATOR_BUNDLE_CATEGORIES")}}
+	if opts.PullBundles {
+		p := &manifestPuller{reg: opts.Registry, progress: opts.Registry.Progress}
+		bo.Pull = p.manifestBundles
+	}
+	return bo, nil
 }

@@ -265,8 +265,12 @@ type csvDoc struct {
 
 // newCSV decodes the typed view of m.
 func newCSV(m *Manifest) (*CSV, error) {
+	js, err := m.EncodedJSON()
+	if err != nil {
+		return nil, fmt.Errorf("unable to parse CSV %s: %w", m.File, err)
+	}
 	var doc csvDoc
-	if err := json.Unmarshal(m.JSON, &doc); err != nil {
+	if err := json.Unmarshal(js, &doc); err != nil {
 		return nil, fmt.Errorf("unable to parse CSV %s: %w", m.File, err)
 	}
 	c := &CSV{Manifest: m, TypeMeta: doc.TypeMeta}

@@ -91,7 +91,8 @@ type Bundle struct {
 }
 
 // Manifest is one manifest of a bundle: a file of manifests/ (its first
-// document) or an olm.bundle.object of a catalog bundle.
+// document) or an olm.bundle.object of a catalog bundle. Its JSON is not
+// computed when the bundle is loaded (see EncodedJSON).
 type Manifest struct {
 	bundle.ManifestFile
 	// APIVersion, Kind, Name and Namespace identify the object (empty when
@@ -103,6 +104,20 @@ type Manifest struct {
 
 	once sync.Once
 	root *yaml.Node
+
+	jsonOnce sync.Once
+	jsonErr  error
+}
+
+// EncodedJSON returns the object's JSON encoding (json.Marshal: sorted
+// keys, compact), computed once.
+func (m *Manifest) EncodedJSON() ([]byte, error) {
+	m.jsonOnce.Do(func() {
+		if m.JSON == nil && m.Object != nil {
+			m.JSON, m.jsonErr = json.Marshal(m.Object)
+		}
+	})
+	return m.JSON, m.jsonErr
 }
 
 // Group returns the group of the object's apiVersion ("" for the core
@@ -206,7 +221,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, source string) (*Bundle, error) {
 	b.HasManifestsDir = isDir(sfs, "manifests")
 	b.HasMetadataDir = isDir(sfs, "metadata")
 	if b.HasManifestsDir {
-		m, err := bundle.ReadManifests(ctx, sfs)
+		m, err := bundle.ReadManifestObjects(ctx, sfs)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	bundlecmd "github.com/opmkit/opm/cmd/opm/internal/bundle"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	action "github.com/opmkit/opm/pkg/action/alphabundle"
 	"github.com/opmkit/opm/pkg/action/build"
@@ -27,10 +28,11 @@ func NewCmd(ios *cmdutil.IOStreams, g *cmdutil.GlobalOptions) *cobra.Command {
 These are upstream's legacy bundle commands, with no container engine:
 generate writes metadata/annotations.yaml and bundle.Dockerfile, build also
 builds the image (as 'opm build bundle'), unpack writes a bundle image's
-contents to a directory. See docs/alpha-bundle.md.`,
+contents to a directory, validate validates a bundle image (as 'opm bundle
+validate' with fewer validators). See docs/alpha-bundle.md.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newGenerateCmd(ios), newBuildCmd(ios, g), newUnpackCmd(ios, g), newExtractCmd())
+	cmd.AddCommand(newGenerateCmd(ios), newBuildCmd(ios, g), newUnpackCmd(ios, g), newExtractCmd(), bundlecmd.NewAlphaValidateCmd(ios, g))
 	return cmd
 }
 

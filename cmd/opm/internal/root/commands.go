@@ -5,6 +5,7 @@ import (
 
 	"github.com/opmkit/opm/cmd/opm/internal/alphabundle"
 	"github.com/opmkit/opm/cmd/opm/internal/build"
+	bundlecmd "github.com/opmkit/opm/cmd/opm/internal/bundle"
 	"github.com/opmkit/opm/cmd/opm/internal/catalog"
 	"github.com/opmkit/opm/cmd/opm/internal/cmdutil"
 	"github.com/opmkit/opm/cmd/opm/internal/converttemplate"
@@ -51,4 +52,5 @@ var commands = []command{
 	{alpha: true, build: alphabundle.NewCmd},
 	{build: viewcmd.NewCmd},
 	{build: indexcmd.NewCmd},
+	{build: bundlecmd.NewCmd},
 }

@@ -57,6 +57,12 @@ names the OpenShift version the catalog is built for (else the policy's,
 else the image's com.redhat.fbc.openshift.version label or DIR.Dockerfile)
 and turns on the rules about it. See docs/release-gate.md.
 
+--check-bundles validates every bundle as 'opm bundle validate' does (the
+bundle format aside: a catalog has no bundle files): those carrying their
+manifests as olm.bundle.object properties and, with --pull-bundles, the
+others from their images; --bundle-select-optional picks optional
+validators. See docs/bundle-validate.md.
+
 --check-cache builds the serve caches of a catalog image (or of a catalog
 directory, --check-cache=CACHE_DIR) again from its catalog and compares:
 a cache that does not hold what /configs shows is an error
@@ -112,7 +118,10 @@ read, 2 usage. See docs/validate.md for every rule code.`,
 	f.StringArrayVar(&opts.With, "with", nil, "extra catalog dependencies may come from, for --check-dependencies (repeatable; implies it)")
 	f.Int64Var(&opts.SolverBudget, "solver-budget", resolve.DefaultBudget, "most solver conflicts --check-dependencies spends before it gives up (a positive number, or -1 for no limit)")
 	f.BoolVar(&opts.CheckCRDUpgrades, "check-crd-upgrades", false, "check the CRDs of every upgrade edge as OLM v1 and OLM classic do (warnings; errors under --strict)")
-	f.BoolVar(&opts.PullBundles, "pull-bundles", false, "pull the images of bundles without olm.bundle.object properties to read their CRDs (implies --check-crd-upgrades) and, with --target olm-v1, their manifests")
+	f.BoolVar(&opts.PullBundles, "pull-bundles", false, "pull the images of bundles without olm.bundle.object properties to read their CRDs (implies --check-crd-upgrades) and, with --target olm-v1 or --check-bundles, their manifests")
+	f.BoolVar(&opts.CheckBundles, "check-bundles", false, "validate every bundle as 'opm bundle validate' does (operator-sdk's default validators): those with olm.bundle.object properties, and with --pull-bundles the others' images")
+	f.StringVar(&opts.BundleSelector, "bundle-select-optional", "", "with --check-bundles: optional bundle validators, as opm bundle validate --select-optional (suite=operatorframework, name=multiarch, ...)")
+	f.StringToStringVar(&opts.BundleValues, "bundle-optional-values", nil, "with --check-bundles: the validators' values, as opm bundle validate --optional-values (k8s-version=1.xx)")
 	f.StringVar(&opts.Target, "target", "", "also check for a target: olm-v1 (what OLM v1 installs and upgrades; implies --check-crd-upgrades)")
 	f.StringSliceVar(&opts.FeatureGates, "olm-v1-feature-gates", nil, "operator-controller feature gates the OLM v1 verdicts assume (Name=true|false[,...]; default: its release's defaults)")
 	f.StringVar(&opts.Policy, "policy", "", "release policy: konflux, community, or a policy file (turns the release gate's rules on; docs/release-gate.md)")
