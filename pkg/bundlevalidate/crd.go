@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/opmkit/opm/internal/k8sname"
 	"github.com/opmkit/opm/pkg/bundle/manifest"
 )
 
@@ -329,7 +330,7 @@ func (v *crdValidator) validate() {
 		if prefix {
 			n = maskTrailingDash(n)
 		}
-		errs := isDNS1123Subdomain(n)
+		errs := k8sname.IsDNS1123Subdomain(n)
 		if name != in.Names.Plural+"."+in.Group {
 			errs = append(errs, `must be spec.names.plural+"."+spec.group`)
 		}
@@ -397,8 +398,8 @@ func (v *crdValidator) validateSpec() {
 	switch {
 	case in.Group == "":
 		v.add(required("spec.group", ""), "")
-	case len(isDNS1123Subdomain(in.Group)) > 0:
-		v.add(invalid("spec.group", in.Group, strings.Join(isDNS1123Subdomain(in.Group), ",")), "")
+	case len(k8sname.IsDNS1123Subdomain(in.Group)) > 0:
+		v.add(invalid("spec.group", in.Group, strings.Join(k8sname.IsDNS1123Subdomain(in.Group), ",")), "")
 	case len(strings.Split(in.Group, ".")) < 2:
 		v.add(invalid("spec.group", in.Group, "should be a domain with at least one dot"), "")
 	}
@@ -422,7 +423,7 @@ func (v *crdValidator) validateSpec() {
 			unique = false
 		}
 		seen[ver.Name] = true
-		if errs := isDNS1035Label(ver.Name); len(errs) > 0 {
+		if errs := k8sname.IsDNS1035Label(ver.Name); len(errs) > 0 {
 			v.add(invalid(at+".name", ver.Name, strings.Join(errs, ",")), "")
 		}
 		for _, msg := range deprecationWarningErrors(ver.Deprecated, ver.DeprecationWarning) {
@@ -468,7 +469,7 @@ func (v *crdValidator) validateSpec() {
 		v.add(invalid("spec.versions", in.Versions, "must have exactly one version marked as storage version"), "")
 	}
 	if in.Version != "" {
-		if errs := isDNS1035Label(in.Version); len(errs) > 0 {
+		if errs := k8sname.IsDNS1035Label(in.Version); len(errs) > 0 {
 			v.add(invalid("spec.version", in.Version, strings.Join(errs, ",")), "")
 		}
 		if len(in.Versions) >= 1 && in.Versions[0].Name != in.Version {
@@ -681,20 +682,20 @@ func contains(l []string, s string) bool {
 }
 
 func (v *crdValidator) names(n manifest.CRDNames, at string) {
-	if errs := isDNS1035Label(n.Plural); n.Plural != "" && len(errs) > 0 {
+	if errs := k8sname.IsDNS1035Label(n.Plural); n.Plural != "" && len(errs) > 0 {
 		v.add(invalid(at+".plural", n.Plural, strings.Join(errs, ",")), "")
 	}
-	if errs := isDNS1035Label(n.Singular); n.Singular != "" && len(errs) > 0 {
+	if errs := k8sname.IsDNS1035Label(n.Singular); n.Singular != "" && len(errs) > 0 {
 		v.add(invalid(at+".singular", n.Singular, strings.Join(errs, ",")), "")
 	}
-	if errs := isDNS1035Label(strings.ToLower(n.Kind)); n.Kind != "" && len(errs) > 0 {
+	if errs := k8sname.IsDNS1035Label(strings.ToLower(n.Kind)); n.Kind != "" && len(errs) > 0 {
 		v.add(invalid(at+".kind", n.Kind, "may have mixed case, but should otherwise match: "+strings.Join(errs, ",")), "")
 	}
-	if errs := isDNS1035Label(strings.ToLower(n.ListKind)); n.ListKind != "" && len(errs) > 0 {
+	if errs := k8sname.IsDNS1035Label(strings.ToLower(n.ListKind)); n.ListKind != "" && len(errs) > 0 {
 		v.add(invalid(at+".listKind", n.ListKind, "may have mixed case, but should otherwise match: "+strings.Join(errs, ",")), "")
 	}
 	for i, s := range n.ShortNames {
-		if errs := isDNS1035Label(s); len(errs) > 0 {
+		if errs := k8sname.IsDNS1035Label(s); len(errs) > 0 {
 			v.add(invalid(at+".shortNames["+strconv.Itoa(i)+"]", s, strings.Join(errs, ",")), "")
 		}
 	}
@@ -702,7 +703,7 @@ func (v *crdValidator) names(n manifest.CRDNames, at string) {
 		v.add(invalid(at+".listKind", n.ListKind, "kind and listKind may not be the same"), "")
 	}
 	for i, s := range n.Categories {
-		if errs := isDNS1035Label(s); len(errs) > 0 {
+		if errs := k8sname.IsDNS1035Label(s); len(errs) > 0 {
 			v.add(invalid(at+".categories["+strconv.Itoa(i)+"]", s, strings.Join(errs, ",")), "")
 		}
 	}
@@ -748,7 +749,7 @@ func (v *crdValidator) conversion(conv *manifest.Conversion) {
 			continue
 		}
 		seen[rv] = true
-		for _, e := range isDNS1035Label(rv) {
+		for _, e := range k8sname.IsDNS1035Label(rv) {
 			v.add(invalid(fi, rv, e), "")
 		}
 		if rv == "v1" || rv == "v1beta1" {
@@ -815,7 +816,7 @@ func (v *crdValidator) webhookService(f string, s *manifest.ServiceReference) {
 			v.add(invalid(f+".path", p, fmt.Sprintf("segment[%d] may not be empty", i)), "")
 			continue
 		}
-		for _, e := range isDNS1123Subdomain(step) {
+		for _, e := range k8sname.IsDNS1123Subdomain(step) {
 			v.add(invalid(f+".path", p, fmt.Sprintf("segment[%d]: %v", i, e)), "")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/k8sname"
 	"github.com/opmkit/opm/pkg/bundle"
 	"github.com/opmkit/opm/pkg/bundle/manifest"
 )
@@ -52,7 +53,7 @@ func (c *checker) checkCSV() {
 // csvNameError is upstream's parseCSVNameFormat: a CSV name must be a DNS
 // subdomain and a label value.
 func csvNameError(name string) string {
-	errs := append(isDNS1123Subdomain(name), isValidLabelValue(name)...)
+	errs := append(k8sname.IsDNS1123Subdomain(name), k8sname.IsValidLabelValue(name)...)
 	if len(errs) == 0 {
 		return ""
 	}

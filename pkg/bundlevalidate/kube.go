@@ -2,116 +2,12 @@ package bundlevalidate
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/opmkit/opm/internal/k8sname"
 )
-
-// Kubernetes' name rules and their messages, word for word (apimachinery's
-// util/validation), as the API server and the validators word them.
-
-const (
-	qnameCharFmt        = "[A-Za-z0-9]"
-	qnameExtCharFmt     = "[-A-Za-z0-9_.]"
-	qualifiedNameFmt    = "(" + qnameCharFmt + qnameExtCharFmt + "*)?" + qnameCharFmt
-	qualifiedNameErrMsg = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-	labelValueFmt       = "(" + qualifiedNameFmt + ")?"
-	labelValueErrMsg    = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-	dns1123LabelFmt     = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-	dns1123SubdomainFmt = dns1123LabelFmt + "(\\." + dns1123LabelFmt + ")*"
-	dns1123SubdomainMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-	dns1035LabelFmt     = "[a-z]([-a-z0-9]*[a-z0-9])?"
-	dns1035LabelMsg     = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character"
-)
-
-var (
-	qualifiedNameRegexp    = regexp.MustCompile("^" + qualifiedNameFmt + "$")
-	labelValueRegexp       = regexp.MustCompile("^" + labelValueFmt + "$")
-	dns1123SubdomainRegexp = regexp.MustCompile("^" + dns1123SubdomainFmt + "$")
-	dns1035LabelRegexp     = regexp.MustCompile("^" + dns1035LabelFmt + "$")
-)
-
-func maxLenError(n int) string { return fmt.Sprintf("must be no more than %d characters", n) }
-
-func regexError(msg, format string, examples ...string) string {
-	if len(examples) == 0 {
-		return msg + " (regex used for validation is '" + format + "')"
-	}
-	msg += " (e.g. "
-	for i, e := range examples {
-		if i > 0 {
-			msg += " or "
-		}
-		msg += "'" + e + "', "
-	}
-	return msg + "regex used for validation is '" + format + "')"
-}
-
-func isDNS1123Subdomain(v string) []string {
-	var errs []string
-	if len(v) > 253 {
-		errs = append(errs, maxLenError(253))
-	}
-	if !dns1123SubdomainRegexp.MatchString(v) {
-		errs = append(errs, regexError(dns1123SubdomainMsg, dns1123SubdomainFmt, "example.com"))
-	}
-	return errs
-}
-
-func isDNS1035Label(v string) []string {
-	var errs []string
-	if len(v) > 63 {
-		errs = append(errs, maxLenError(63))
-	}
-	if !dns1035LabelRegexp.MatchString(v) {
-		errs = append(errs, regexError(dns1035LabelMsg, dns1035LabelFmt, "my-name", "abc-123"))
-	}
-	return errs
-}
-
-func isValidLabelValue(v string) []string {
-	var errs []string
-	if len(v) > 63 {
-		errs = append(errs, maxLenError(63))
-	}
-	if !labelValueRegexp.MatchString(v) {
-		errs = append(errs, regexError(labelValueErrMsg, labelValueFmt, "MyValue", "my_value", "12345"))
-	}
-	return errs
-}
-
-func isQualifiedName(v string) []string {
-	var errs []string
-	parts := strings.Split(v, "/")
-	var name string
-	switch len(parts) {
-	case 1:
-		name = parts[0]
-	case 2:
-		var prefix string
-		prefix, name = parts[0], parts[1]
-		if prefix == "" {
-			errs = append(errs, "prefix part must be non-empty")
-		} else if msgs := isDNS1123Subdomain(prefix); len(msgs) != 0 {
-			for _, m := range msgs {
-				errs = append(errs, "prefix part "+m)
-			}
-		}
-	default:
-		return append(errs, "a qualified name "+regexError(qualifiedNameErrMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc")+
-			" with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")
-	}
-	if name == "" {
-		errs = append(errs, "name part must be non-empty")
-	} else if len(name) > 63 {
-		errs = append(errs, "name part "+maxLenError(63))
-	}
-	if !qualifiedNameRegexp.MatchString(name) {
-		errs = append(errs, "name part "+regexError(qualifiedNameErrMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc"))
-	}
-	return errs
-}
 
 // fieldError is apimachinery's field.Error: a field, its kind of error,
 // the bad value and a detail.
@@ -269,17 +165,17 @@ func validateObjectMetaWith(md map[string]any, nameFn func(name string, prefix b
 		errs = append(errs, invalid("metadata.generation", g, "must be greater than or equal to 0"))
 	}
 	for _, k := range sortedKeys(md["labels"]) {
-		for _, msg := range isQualifiedName(k) {
+		for _, msg := range k8sname.IsQualifiedName(k) {
 			errs = append(errs, invalid("metadata.labels", k, msg))
 		}
 		v, _ := md["labels"].(map[string]any)[k].(string)
-		for _, msg := range isValidLabelValue(v) {
+		for _, msg := range k8sname.IsValidLabelValue(v) {
 			errs = append(errs, invalid("metadata.labels", v, msg))
 		}
 	}
 	total := 0
 	for _, k := range sortedKeys(md["annotations"]) {
-		for _, msg := range isQualifiedName(strings.ToLower(k)) {
+		for _, msg := range k8sname.IsQualifiedName(strings.ToLower(k)) {
 			errs = append(errs, invalid("metadata.annotations", k, msg))
 		}
 		v, _ := md["annotations"].(map[string]any)[k].(string)
@@ -291,7 +187,7 @@ func validateObjectMetaWith(md map[string]any, nameFn func(name string, prefix b
 	if fins, ok := md["finalizers"].([]any); ok {
 		for _, f := range fins {
 			s, _ := f.(string)
-			for _, msg := range isQualifiedName(s) {
+			for _, msg := range k8sname.IsQualifiedName(s) {
 				errs = append(errs, invalid("metadata.finalizers", s, msg))
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/opmkit/opm/internal/k8sname"
 )
 
 // OptionalValidator is a validator run only when selected.
@@ -182,7 +184,7 @@ func parseRequirement(p string) (requirement, error) {
 	return requirement{}, fmt.Errorf("unexpected %q", p)
 }
 
-func validLabelKey(k string) bool { return k != "" && len(isQualifiedName(k)) == 0 }
+func validLabelKey(k string) bool { return k != "" && len(k8sname.IsQualifiedName(k)) == 0 }
 
 // Matches reports whether labels satisfy every requirement; an empty
 // selector matches nothing (no optional validator runs).

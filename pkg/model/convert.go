@@ -12,6 +12,7 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/distribution/reference"
 
+	"github.com/opmkit/opm/internal/k8sname"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/property"
 )
@@ -104,7 +105,7 @@ func (c *converter) convert(cfg declcfg.DeclarativeConfig) Model {
 			}
 			continue
 		}
-		if errs := IsDNS1123Label(p.Name); len(errs) > 0 {
+		if errs := k8sname.IsDNS1123Label(p.Name); len(errs) > 0 {
 			is.Code, is.Message = CodePackageNameInvalid, fmt.Sprintf("invalid package name %q: %v", p.Name, errs)
 			if c.fail(is) {
 				return nil

@@ -11,11 +11,11 @@ import (
 	"strings"
 
 	"github.com/opmkit/opm/internal/csvtypes"
+	"github.com/opmkit/opm/internal/k8sname"
 	"github.com/opmkit/opm/internal/yamlorjson"
 	"github.com/opmkit/opm/pkg/bundle"
 	"github.com/opmkit/opm/pkg/bundle/manifest"
 	"github.com/opmkit/opm/pkg/declcfg"
-	"github.com/opmkit/opm/pkg/model"
 	"github.com/opmkit/opm/pkg/property"
 )
 
@@ -452,7 +452,7 @@ func (c *checker) deployments(csv *csvDoc, at int) {
 			is.Upstream = fmt.Sprintf("cluster service version contains duplicate strategy deployment spec '%s'", d.Name)
 		}
 		seen[d.Name] = true
-		if errs := model.IsDNS1123Subdomain(d.Name); len(errs) > 0 {
+		if errs := k8sname.IsDNS1123Subdomain(d.Name); len(errs) > 0 {
 			slices.Sort(errs)
 			is := c.objectIssue(CodeDeploymentNameInvalid, at, path, fmt.Sprintf("deployment name %q is not a DNS-1123 subdomain: %s", d.Name, strings.Join(errs, ", ")))
 			is.Upstream = fmt.Sprintf("invalid cluster service version strategy deployment name '%s': %s", d.Name, strings.Join(errs, ", "))
@@ -530,7 +530,7 @@ func (c *checker) webhooks(csv *csvDoc, m *manifests) {
 			is.Upstream = fmt.Sprintf("duplicate webhook '%s' of type '%s'", wh.GenerateName, wh.Type)
 		}
 		seen[key] = true
-		if errs := model.IsDNS1123Subdomain(wh.GenerateName); len(errs) > 0 {
+		if errs := k8sname.IsDNS1123Subdomain(wh.GenerateName); len(errs) > 0 {
 			slices.Sort(errs)
 			is := c.objectIssue(CodeWebhookNameInvalid, at, path(i)+".generateName", fmt.Sprintf("webhook name %q is not a DNS-1123 subdomain: %s", wh.GenerateName, strings.Join(errs, ", ")))
 			is.Upstream = fmt.Sprintf("webhook of type '%s' has invalid name '%s': %s", wh.Type, wh.GenerateName, strings.Join(errs, ","))
