@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/blang/semver/v4"
 	"github.com/google/cel-go/cel"
 
 	"github.com/opmkit/opm/pkg/bundle/manifest"
 	"github.com/opmkit/opm/pkg/resolve"
+	"github.com/opmkit/opm/pkg/versionrange"
 )
 
 // The bundle format validator: operator-registry's ValidateBundleFormat,
@@ -186,7 +186,7 @@ func (c *checker) checkDependencies(f *manifest.ItemsFile) {
 			}
 			if v.Version == "" {
 				errs = append(errs, "Package version is empty")
-			} else if _, err := semver.ParseRange(v.Version); err != nil {
+			} else if _, err := versionrange.ParseSkipRange(v.Version); err != nil {
 				errs = append(errs, "Invalid semver format version")
 			}
 		case depLabel:
