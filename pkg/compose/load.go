@@ -42,7 +42,7 @@ func Load(ctx context.Context, ref string, opts LoadOptions) (*declcfg.Declarati
 	}
 	return render.Render(ctx, render.Options{
 		Refs:           []string{ref},
-		AllowedRefMask: render.RefDCDir | render.RefDCImage,
+		AllowedRefMask: render.RefDCDir | render.RefDCFile | render.RefDCImage,
 		Registry:       opts.Registry,
 	})
 }

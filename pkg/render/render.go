@@ -37,9 +37,13 @@ const (
 	RefSqliteImage
 	// RefSqliteFile is an sqlite index database file.
 	RefSqliteFile
+	// RefDCFile is one file-based catalog file, read as the directory
+	// holding only it would be (beyond upstream, which refuses files:
+	// commands that keep upstream's refusal, as alpha list, leave it out).
+	RefDCFile
 
 	// RefAll accepts every kind (the zero mask means the same).
-	RefAll = RefDCImage | RefDCDir | RefBundleImage | RefBundleDir | RefSqliteImage | RefSqliteFile
+	RefAll = RefDCImage | RefDCDir | RefBundleImage | RefBundleDir | RefSqliteImage | RefSqliteFile | RefDCFile
 )
 
 // ErrNotAllowed is wrapped by errors for references a mask rejects.
@@ -246,11 +250,9 @@ func renderReference(ctx context.Context, ref string, opts Options, pre prefetch
 		if sqliteFileExt(ref) {
 			return rendered{}, fmt.Errorf("%s is not an sqlite database: it does not start with sqlite's header", ref)
 		}
-		if opts.AllowedRefMask&RefDCDir == 0 {
+		if opts.AllowedRefMask&RefDCFile == 0 {
 			return rendered{}, fmt.Errorf("ref %q is not a directory: %w", ref, ErrNotAllowed)
 		}
-		// Beyond upstream (which refuses any file): one catalog file
-		// renders as the directory holding only it would.
 		cfg, err := declcfg.LoadPath(ctx, ref)
 		if err != nil && !catalogFileExt(ref) {
 			err = fmt.Errorf("%w (%s is read as a file-based catalog file; an image archive is read as oci-archive:%s or docker-archive:%s)", err, ref, ref, ref)

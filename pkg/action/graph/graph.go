@@ -40,7 +40,7 @@ type Options struct {
 func load(ctx context.Context, opts Options) (*declcfg.DeclarativeConfig, *gr.Graph, error) {
 	cfg, err := render.Render(ctx, render.Options{
 		Refs:           opts.Refs,
-		AllowedRefMask: render.RefDCDir | render.RefDCImage,
+		AllowedRefMask: render.RefDCDir | render.RefDCFile | render.RefDCImage,
 		Registry:       opts.Registry,
 	})
 	if err != nil {

@@ -157,7 +157,7 @@ func Load(ctx context.Context, specs []CatalogSpec, reg render.RegistryOptions) 
 	for _, s := range specs {
 		cfg, err := render.Render(ctx, render.Options{
 			Refs:           []string{s.Ref},
-			AllowedRefMask: render.RefDCDir | render.RefDCImage,
+			AllowedRefMask: render.RefDCDir | render.RefDCFile | render.RefDCImage,
 			Registry:       reg,
 		})
 		if err != nil {
