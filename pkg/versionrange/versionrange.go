@@ -41,6 +41,7 @@ package versionrange
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	mmsemver "github.com/Masterminds/semver/v3"
@@ -97,6 +98,24 @@ func ParseSkipRange(s string) (*SkipRange, error) {
 	r, err := semver.ParseRange(s)
 	if err != nil {
 		return nil, err
+	}
+	if parts := strings.Split(s, "||"); len(parts) > 1 && slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) {
+		// blang accepts an empty alternative ("a || || b") and panics
+		// when it is reached: it matches nothing here.
+		var alts []semver.Range
+		for _, p := range parts {
+			if strings.TrimSpace(p) == "" {
+				continue
+			}
+			a, err := semver.ParseRange(p)
+			if err != nil {
+				return nil, err
+			}
+			alts = append(alts, a)
+		}
+		r = func(v semver.Version) bool {
+			return slices.ContainsFunc(alts, func(a semver.Range) bool { return a(v) })
+		}
 	}
 	return &SkipRange{text: s, r: r, spans: skipRangeSpans(s)}, nil
 }
