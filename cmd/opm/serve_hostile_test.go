@@ -215,6 +215,22 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
+// procHasOpen reports whether process pid holds open a file whose name
+// is base (read from /proc/pid/fd).
+func procHasOpen(pid int, base string) bool {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && filepath.Base(target) == base {
+			return true
+		}
+	}
+	return false
+}
+
 // checkRun waits for a run that must end by itself and checks its exit
 // code, that its output matches every want, its time and its peak RSS.
 func (p *opmProc) checkRun(code int, limit time.Duration, maxMiB float64, want ...string) string {
@@ -475,10 +491,15 @@ func TestServeCacheHostile(t *testing.T) {
 		}
 		reseal(t, sub, func(m *serve.CacheMeta) { m.DataSize = size })
 		p := startOpm(t, work, "serve", "cat", "--cache-dir", "cache", "--cache-only", "--cache-enforce-integrity", "-t", "")
-		// Hashing once 200 ms of CPU are spent (start-up takes a few ms;
-		// on a loaded machine a fixed sleep could signal it before its
-		// handler is installed).
-		for deadline := time.Now().Add(30 * time.Second); procCPU(p.cmd.Process.Pid) < 200*time.Millisecond; {
+		// Hashing once data.bin is open and 50 ms of CPU went into it. A
+		// fixed sleep or a CPU threshold from start could signal it before
+		// its handler is installed: a race-built binary on a loaded machine
+		// spent over 200 ms of CPU starting up.
+		var opened time.Duration = -1
+		for deadline := time.Now().Add(30 * time.Second); opened < 0 || procCPU(p.cmd.Process.Pid) < opened+50*time.Millisecond; {
+			if opened < 0 && procHasOpen(p.cmd.Process.Pid, "data.bin") {
+				opened = procCPU(p.cmd.Process.Pid)
+			}
 			select {
 			case <-p.exited:
 				t.Fatalf("ended before SIGTERM: %s", p.output())
