@@ -58,6 +58,9 @@ type (
 	Icon                  = csvtypes.Icon
 	RelatedImage          = csvtypes.RelatedImage
 	GroupVersionKind      = csvtypes.GroupVersionKind
+
+	CustomResourceDefinitions = csvtypes.CustomResourceDefinitions
+	APIServiceDefinitions     = csvtypes.APIServiceDefinitions
 )
 
 // Install mode types.
@@ -101,18 +104,6 @@ type CSVSpec struct {
 	// VersionParsed is Version parsed leniently (blang's ParseTolerant),
 	// as upstream's OperatorVersion; zero when absent.
 	VersionParsed semver.Version `json:"-"`
-}
-
-// CustomResourceDefinitions lists the CRDs a CSV owns and requires.
-type CustomResourceDefinitions struct {
-	Owned    []CRDDescription `json:"owned,omitempty"`
-	Required []CRDDescription `json:"required,omitempty"`
-}
-
-// APIServiceDefinitions lists the API services a CSV owns and requires.
-type APIServiceDefinitions struct {
-	Owned    []APIServiceDescription `json:"owned,omitempty"`
-	Required []APIServiceDescription `json:"required,omitempty"`
 }
 
 // NamedInstallStrategy is spec.install.
