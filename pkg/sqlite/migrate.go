@@ -180,22 +180,29 @@ func stepRelatedImages(ctx context.Context, tx *sql.Tx) error {
 	// upstream ignores this statement's error
 	_, _ = tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS related_image (image TEXT, operatorbundle_name TEXT,
 		FOREIGN KEY(operatorbundle_name) REFERENCES operatorbundle(name))`)
+	return eachStoredCSV(ctx, tx, func(name string, csv *csvSpec) {
+		images, err := csv.images()
+		if err != nil {
+			return
+		}
+		for _, img := range images {
+			// upstream goes on past a failed insert
+			_, _ = tx.ExecContext(ctx, `INSERT INTO related_image(image, operatorbundle_name) VALUES (?, ?)`, img, name)
+		}
+	})
+}
+
+// eachStoredCSV calls fn with each bundle's name and parsed CSV; bundles
+// with no CSV or one that does not parse are skipped, as upstream's
+// backfills skip them.
+func eachStoredCSV(ctx context.Context, tx *sql.Tx, fn func(name string, csv *csvSpec)) error {
 	names, err := bundleNames(ctx, tx)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		csv, err := storedCSV(ctx, tx, name)
-		if err != nil {
-			continue
-		}
-		images, err := csv.images()
-		if err != nil {
-			continue
-		}
-		for _, img := range images {
-			// upstream goes on past a failed insert
-			_, _ = tx.ExecContext(ctx, `INSERT INTO related_image(image, operatorbundle_name) VALUES (?, ?)`, img, name)
+		if csv, err := storedCSV(ctx, tx, name); err == nil {
+			fn(name, csv)
 		}
 	}
 	return nil
@@ -343,24 +350,14 @@ func stepVersionSkipRange(ctx context.Context, tx *sql.Tx) error {
 		`ALTER TABLE operatorbundle ADD COLUMN version TEXT`); err != nil {
 		return err
 	}
-	names, err := bundleNames(ctx, tx)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		csv, err := storedCSV(ctx, tx, name)
-		if err != nil {
-			continue
-		}
+	return eachStoredCSV(ctx, tx, func(_ string, csv *csvSpec) {
 		version, err := csv.version()
 		if err != nil {
 			version = ""
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO operatorbundle(version, skiprange) VALUES (?, ?)`, version, csv.annotation("olm.skipRange")); err != nil {
-			continue
-		}
-	}
-	return nil
+		// upstream goes on past a failed insert
+		_, _ = tx.ExecContext(ctx, `INSERT INTO operatorbundle(version, skiprange) VALUES (?, ?)`, version, csv.annotation("olm.skipRange"))
+	})
 }
 
 // gvk is a group, version and kind.
