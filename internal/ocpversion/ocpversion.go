@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -29,6 +30,19 @@ func (v Version) Compare(o Version) int {
 		return cmpInt(v.Minor, o.Minor)
 	}
 	return 0
+}
+
+// FromUint is the version major.minor of numbers parsed as unsigned
+// (semver's); a number over the largest int counts as the largest int,
+// which keeps every comparison but among such numbers.
+func FromUint(major, minor uint64) Version {
+	clamp := func(n uint64) int {
+		if n > math.MaxInt {
+			return math.MaxInt
+		}
+		return int(n)
+	}
+	return Version{Major: clamp(major), Minor: clamp(minor)}
 }
 
 func cmpInt(a, b int) int {

@@ -1,6 +1,9 @@
 package ocpversion
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestParse(t *testing.T) {
 	for in, want := range map[string]string{"4.18": "4.18", "v4.9": "4.9", " 5.0 ": "5.0"} {
@@ -165,4 +168,16 @@ func FuzzParseRange(f *testing.F) {
 		_, _ = FromFBCLabel(s)
 		_, _ = FromVersionsLabel(s)
 	})
+}
+
+func TestFromUint(t *testing.T) {
+	if v := FromUint(4, 18); v != (Version{4, 18}) {
+		t.Errorf("FromUint(4, 18) = %v", v)
+	}
+	// semver reads up to 2^64-1; such a number stays the largest, not
+	// a negative int.
+	huge := FromUint(1<<64-1, 1<<63)
+	if huge.Major != math.MaxInt || huge.Minor != math.MaxInt || huge.Compare(Version{4, 18}) <= 0 {
+		t.Errorf("FromUint(2^64-1, 2^63) = %v", huge)
+	}
 }

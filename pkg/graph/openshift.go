@@ -6,39 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/blang/semver/v4"
 
+	"github.com/opmkit/opm/internal/ocpversion"
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/property"
 )
 
 // OpenShiftVersion is an OpenShift minor version (4.y): the unit
 // olm.maxOpenShiftVersion and cluster upgrade checks compare.
-type OpenShiftVersion struct {
-	Major, Minor uint64
-}
-
-func (v OpenShiftVersion) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
-
-// Compare returns -1, 0 or 1 as v is below, equal to or above o.
-func (v OpenShiftVersion) Compare(o OpenShiftVersion) int {
-	switch {
-	case v.Major != o.Major:
-		return cmpUint(v.Major, o.Major)
-	case v.Minor != o.Minor:
-		return cmpUint(v.Minor, o.Minor)
-	}
-	return 0
-}
-
-func cmpUint(a, b uint64) int {
-	if a < b {
-		return -1
-	}
-	return 1
-}
+type OpenShiftVersion = ocpversion.Version
 
 // maxOpenShiftValueLimit bounds the raw value we try to read.
 const maxOpenShiftValueLimit = 256
@@ -91,7 +71,7 @@ func parseMinorVersion(s string) (OpenShiftVersion, error) {
 	case v.Patch != 0 || len(v.Pre) > 0 || len(v.Build) > 0:
 		return OpenShiftVersion{}, fmt.Errorf("%q must give only <major>.<minor>, such as \"4.16\"", s)
 	}
-	return OpenShiftVersion{Major: v.Major, Minor: v.Minor}, nil
+	return ocpversion.FromUint(v.Major, v.Minor), nil
 }
 
 // NextMinor returns the minor version a cluster at version s upgrades to
@@ -106,7 +86,11 @@ func NextMinor(s string) (OpenShiftVersion, error) {
 		}
 		return OpenShiftVersion{}, fmt.Errorf("invalid cluster version %q: %w", s, err)
 	}
-	return OpenShiftVersion{Major: v.Major, Minor: v.Minor + 1}, nil
+	next := ocpversion.FromUint(v.Major, v.Minor)
+	if next.Minor < math.MaxInt {
+		next.Minor++
+	}
+	return next, nil
 }
 
 // maxOpenShiftOf reads a bundle's olm.maxOpenShiftVersion: none (nil,

@@ -174,10 +174,9 @@ func (g *group) targetChecks(o *GateOptions) []Finding {
 		}
 		if onTarget(CodeMaxOpenShiftBelow) {
 			if max, err := graph.BundleMaxOpenShiftVersion(b); err == nil && max != nil {
-				mv := ocpversion.Version{Major: int(max.Major), Minor: int(max.Minor)}
-				if mv.Compare(*target) < 0 {
+				if max.Compare(*target) < 0 {
 					add(CodeMaxOpenShiftBelow, maxOpenShiftPath(b), "ship a bundle whose olm.maxOpenShiftVersion is "+target.String()+" or later in this catalog, or raise the value if the bundle runs there",
-						"bundle %q has olm.maxOpenShiftVersion %s, below the target OpenShift %s: once installed there, OLM marks the cluster not upgradeable", b.Name, mv, target)
+						"bundle %q has olm.maxOpenShiftVersion %s, below the target OpenShift %s: once installed there, OLM marks the cluster not upgradeable", b.Name, max, target)
 				}
 			}
 		}
