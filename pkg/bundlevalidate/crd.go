@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -121,8 +122,8 @@ func internalCRD(c *manifest.CRD) *iCRD {
 	for _, v := range in.Versions {
 		sameSub = sameSub && reflect.DeepEqual(v.Subresources, first.Subresources)
 		sameSchema = sameSchema && v.SchemaSet == first.SchemaSet && semanticEqual(v.Schema, first.Schema)
-		sameCols = sameCols && semanticEqualColumns(v.Columns, first.Columns)
-		sameSel = sameSel && len(v.Selectable) == len(first.Selectable) && reflect.DeepEqual(append([]string{}, v.Selectable...), append([]string{}, first.Selectable...))
+		sameCols = sameCols && slices.Equal(v.Columns, first.Columns)
+		sameSel = sameSel && slices.Equal(v.Selectable, first.Selectable)
 	}
 	if sameSub {
 		in.Subresources, in.movedSubresources = first.Subresources, first.Subresources != nil
@@ -197,18 +198,6 @@ func semanticEqual(a, b any) bool {
 		return b == nil
 	}
 	return a == b
-}
-
-func semanticEqualColumns(a, b []manifest.PrinterColumn) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // crdIssue is a field error found in a CRD and the element of the file it
@@ -459,7 +448,7 @@ func (v *crdValidator) validateSpec() {
 	if identical(in.Versions, func(x iVersion) bool { return x.Subresources != nil }, func(a, b iVersion) bool { return reflect.DeepEqual(a.Subresources, b.Subresources) }) {
 		v.add(invalid("spec.versions", in.Versions, "per-version subresources may not all be set to identical values (top-level subresources should be used instead)"), "")
 	}
-	if identical(in.Versions, func(x iVersion) bool { return len(x.Columns) > 0 }, func(a, b iVersion) bool { return semanticEqualColumns(a.Columns, b.Columns) }) {
+	if identical(in.Versions, func(x iVersion) bool { return len(x.Columns) > 0 }, func(a, b iVersion) bool { return slices.Equal(a.Columns, b.Columns) }) {
 		v.add(invalid("spec.versions", in.Versions, "per-version additionalPrinterColumns may not all be set to identical values (top-level additionalPrinterColumns should be used instead)"), "")
 	}
 	if !unique {

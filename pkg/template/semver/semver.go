@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -261,24 +262,12 @@ func (t *Template) versionsOf(a int, list []BundleEntry, out *declcfg.Declarativ
 			byCore[core.String()] = bv
 			continue
 		}
-		if !equalBuild(prior.version.Build, bv.version.Build) {
+		if !slices.Equal(prior.version.Build, bv.version.Build) {
 			return nil, t.doc.Errorf(bv.path, "encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version %q (%s) cannot be compared to %q (%s)", bv.version, bv.name, prior.version, prior.name)
 		}
 		return nil, t.doc.Errorf(bv.path, "bundles %q and %q have the same version %q, which cannot be ordered", bv.name, prior.name, bv.version)
 	}
 	return vs, nil
-}
-
-func equalBuild(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // entry is one bundle in one generated channel.
