@@ -440,6 +440,9 @@ func TestDatabasesCurrent(t *testing.T) {
 	}
 }
 
+// ReadGz is readGz for the external test package (sqlite_test).
+var ReadGz = readGz
+
 // readGz reads a gzipped file.
 func readGz(t testing.TB, path string) []byte {
 	t.Helper()

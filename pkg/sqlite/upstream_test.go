@@ -2,9 +2,7 @@ package sqlite_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"github.com/opmkit/opm/pkg/declcfg"
 	"github.com/opmkit/opm/pkg/migrations"
 	"github.com/opmkit/opm/pkg/render"
+	"github.com/opmkit/opm/pkg/sqlite"
 )
 
 // TestUpstream renders every test database as the recordings in
@@ -99,20 +98,7 @@ func readFile(t testing.TB, path string) []byte {
 		}
 		path += ".gz"
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return b
+	return sqlite.ReadGz(t, path)
 }
 
 // compareTrees compares the files of two directories.
