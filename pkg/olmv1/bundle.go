@@ -93,6 +93,19 @@ func (is Issue) Level() Level {
 	return r.Level
 }
 
+// HelpText is the help a finding about the issue carries: OLM v1's own
+// message, quoted, then what to do, joined by "; ".
+func (is Issue) HelpText() string {
+	var help []string
+	if is.Upstream != "" {
+		help = append(help, fmt.Sprintf("OLM v1 says: %q", is.Upstream))
+	}
+	if is.Help != "" {
+		help = append(help, is.Help)
+	}
+	return strings.Join(help, "; ")
+}
+
 // WatchNamespace is what a ClusterExtension's watchNamespace config may or
 // must be, for the install modes a bundle supports.
 type WatchNamespace int

@@ -141,14 +141,7 @@ func (g *group) olmv1Finding(i int, b *olmv1.Bundle, at []int, is olmv1.Issue) F
 			f.Path += ".value." + is.Path
 		}
 	}
-	var help []string
-	if is.Upstream != "" {
-		help = append(help, fmt.Sprintf("OLM v1 says: %q", is.Upstream))
-	}
-	if is.Help != "" {
-		help = append(help, is.Help)
-	}
-	f.Help = strings.Join(help, "; ")
+	f.Help = is.HelpText()
 	g.finish(&f)
 	if inner != "" {
 		// distinct elements of one manifest are distinct baseline records

@@ -354,14 +354,7 @@ func olmv1Findings(ctx context.Context, dir, name string, gates olmv1.Gates) ([]
 		}
 		f := bv.CheckerFinding(sev, olmv1Checker, is.Code, name, msg, pos)
 		f.Path = is.Path
-		var help []string
-		if is.Upstream != "" {
-			help = append(help, fmt.Sprintf("OLM v1 says: %q", is.Upstream))
-		}
-		if is.Help != "" {
-			help = append(help, is.Help)
-		}
-		f.Help = strings.Join(help, "; ")
+		f.Help = is.HelpText()
 		out = append(out, f)
 	}
 	return out, nil
